@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { trackedEventTypes } from "../effects/bot-services.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { Composer } from "../pipeline/composer.ts";
 import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";
 import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
@@ -10,7 +11,6 @@ import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from 
 import { checkWebhook } from "./check-webhook.ts";
 import { CommandRouter } from "./commands/command-router.ts";
 import type { SharedAccount } from "./commands/shared-account.ts";
-
 import { BotSetupError } from "./setup-error.ts";
 
 export { BotSetupError };
@@ -47,6 +47,8 @@ export function createBotHandle<S>(deps: {
   commandPrefix?: string | undefined;
   /** The other bots of the daemon on this bot's account, whose commands this bot's answer with. */
   account?: SharedAccount | undefined;
+  /** Each declaration bothost refuses is added here; with `goOn`, the call returns `bot` instead of throwing. */
+  refusals?: Refusals | undefined;
 }): BotHandle<S> {
   let commands: CommandRouter | undefined;
   let schedule: ScheduleApi | undefined;
@@ -153,6 +155,7 @@ export function createBotHandle<S>(deps: {
       return api;
     },
   } as BotApi<S>;
+  if (deps.refusals) noteRefusals(api, deps.refusals);
   return {
     api,
     composer,
@@ -165,4 +168,44 @@ export function createBotHandle<S>(deps: {
       return commands;
     },
   };
+}
+
+/** The declarations a setup's refused calls are gathered from (see {@link Refusals}). */
+const DECLARATIONS = [
+  "on",
+  "use",
+  "catch",
+  "recurring",
+  "cron",
+  "command",
+  "onStart",
+  "track",
+  "webhook",
+] as const;
+
+/**
+ * What a setup's declarations were refused: `list` gets each refusal. With `goOn` a refused call
+ * returns `bot` and the setup goes on, so that a trial finds every wrong declaration at once, not
+ * only the first (a setup's own try/catch around a declaration then sees nothing).
+ */
+export interface Refusals {
+  list: BothostError[];
+  goOn: boolean;
+}
+
+function noteRefusals<S>(api: BotApi<S>, refusals: Refusals): void {
+  const methods = api as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of DECLARATIONS) {
+    const declare = methods[name]!;
+    methods[name] = (...args: unknown[]) => {
+      try {
+        return declare(...args);
+      } catch (err) {
+        if (!isBothostError(err)) throw err;
+        refusals.list.push(err);
+        if (!refusals.goOn) throw err;
+        return api;
+      }
+    };
+  }
 }

@@ -38,7 +38,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     const { config, source } = await loadConfigForBots(resolveConfigPath({ flag: values.config }));
     const { problems, withCommands, webhooks } = await setupProblems(await loadBots(config, source));
     if (problems.length > 0) {
-      for (const p of problems) process.stderr.write(`bothost check: ${p.line}\n`);
+      for (const line of problems.flatMap((p) => p.line.split("\n")))
+        process.stderr.write(`bothost check: ${line}\n`);
       return problems.some((p) => p.declaration) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
     }
     if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {

@@ -4,6 +4,7 @@
  */
 import { type BotHandle, BotSetupError } from "../bot/bot-handle.ts";
 import type { LoadedBot } from "../bot/load-bots.ts";
+import { DeclarationsRefused } from "../bot/setup-error.ts";
 import { loadConfigWithPlaceholders } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { runSetupOffline } from "../daemon/trial-setup.ts";
@@ -50,8 +51,9 @@ export async function setUpOffline(bot: LoadedBot, command: string): Promise<Bot
 
 /** A setup that throws: the bot's declarations are wrong (exit 2) or its code failed (exit 1). */
 function setupFailed(name: string, err: unknown): number {
-  if (err instanceof BotSetupError) {
-    process.stderr.write(`bothost: bots.${name}: ${err.message} [${err.code}]\n`);
+  if (err instanceof BotSetupError || err instanceof DeclarationsRefused) {
+    for (const refused of err instanceof DeclarationsRefused ? err.refusals : [err])
+      process.stderr.write(`bothost: bots.${name}: ${refused.message} [${refused.code}]\n`);
     return ExitCode.ConfigInvalid;
   }
   const message = err instanceof Error ? err.message : String(err);

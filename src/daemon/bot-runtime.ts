@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
-import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
 import type { AccountBot } from "../bot/commands/shared-account.ts";
 import { BotSetupError } from "../bot/setup-error.ts";
 import type { BotServices } from "../effects/bot-services.ts";
@@ -23,7 +23,8 @@ import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
-import { untilAborted, withinSetupTime } from "./setup-deadline.ts";
+import { untilAborted } from "./setup-deadline.ts";
+import { runSetup } from "./trial-setup.ts";
 import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
@@ -93,6 +94,7 @@ export class BotRuntime {
 
   async #setUpOnce(signal: AbortSignal): Promise<SetUp> {
     if (this.#setUp) return this.#setUp;
+    const refusals: Refusals = { list: [], goOn: false };
     const handle = createBotHandle<unknown>({
       name: this.name,
       log: this.#o.log,
@@ -101,14 +103,11 @@ export class BotRuntime {
       schedule: () => this.scheduler.schedule,
       commandPrefix: this.#o.commandPrefix,
       account: this.#o.account?.shared,
+      refusals,
     });
     // Bounded: a setup that never finishes fails the bot (SETUP_TIMEOUT) instead of holding it.
-    const setup = (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
-      handle.api,
-      this.#o.settings,
-    );
     const { handlerTimeoutMs: timeoutMs, clock } = this.#o;
-    await withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal });
+    await runSetup({ ...this.#o, name: this.name, timeoutMs, clock, signal }, handle.api, refusals);
     const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
     // Recurring announcements follow their bookings through scheduled_messages events.
     const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;

@@ -7,6 +7,7 @@ import { AUTH_REJECTED, isAuthError } from "../api/errors.ts";
 import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { bothostVersion } from "../api/version.ts";
+import { DeclarationsRefused } from "../bot/setup-error.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import type { PacingSnapshot } from "../events/poll-pacing.ts";
@@ -216,6 +217,7 @@ export function failureWords(error: unknown): string {
  * raised on purpose) is the user's to fix, so the message with the module, without a stack trace.
  */
 export function failureLogFields(error: unknown, module: string | undefined): Record<string, unknown> {
+  if (error instanceof DeclarationsRefused) return { module, error: error.message };
   return isBothostError(error) ? { module, error: `${error.message} [${error.code}]` } : { err: error };
 }
 

@@ -7,8 +7,9 @@
  */
 import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
-import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
+import { DeclarationsRefused } from "../bot/setup-error.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import { KV } from "../state/kv.ts";
@@ -64,25 +65,53 @@ export type OfflineSetup =
   /** It threw. */
   | { problem: SetupProblem; error: unknown; handle?: undefined; calledServer?: undefined };
 
-/** Run `bot`'s setup offline (what `check`, a reload, `commands` and `schedule preview` read). */
+/**
+ * Run `bot`'s setup offline (what `check`, a reload, `commands` and `schedule preview` read). A
+ * declaration refused and not caught by the setup is run again, going on past each refusal: the
+ * problem then names every declaration refused, not only the first.
+ */
 export async function runSetupOffline(bot: TrialBot): Promise<OfflineSetup> {
+  const refusals: Refusals = { list: [], goOn: false };
+  const ran = await setupOnce(bot, refusals);
+  if (!("error" in ran)) return ran;
+  const error = await everyRefusal(bot, ran.error, refusals).catch((err: unknown) => err);
+  return { problem: setupProblem(bot, error), error };
+}
+
+/**
+ * Every declaration of `bot`'s setup refused, `first` (the one its run stopped at) first: the setup
+ * run once more offline, each refused call going on. What that run does past the refusals (its
+ * own errors, a server call, its time limit, by default 10 s) only ends the search. `seen`: the
+ * refusals of the run that stopped, those before `first` caught by the setup itself (not said).
+ */
+export async function allRefusals(
+  bot: Omit<TrialBot, "module">,
+  first: BothostError,
+  seen: readonly BothostError[] = [first],
+): Promise<BothostError[]> {
+  const refusals: Refusals = { list: [], goOn: true };
+  await setupOnce({ ...bot, timeoutMs: bot.timeoutMs ?? 10_000 }, refusals);
+  const known = new Set(seen.map((err) => err.message));
+  return [first, ...refusals.list.filter((err) => !known.has(err.message))];
+}
+
+type SetupRun = { handle: BotHandle<unknown> } | { calledServer: string } | { error: unknown };
+
+async function setupOnce(bot: Omit<TrialBot, "module">, refusals: Refusals): Promise<SetupRun> {
   const handle = createBotHandle<unknown>({
     name: bot.name,
     log: pino({ level: "silent" }),
     client: offlineClient,
     state: new KV(new MemoryStore()),
     commandPrefix: bot.commandPrefix,
+    refusals,
   });
   try {
-    const setup = (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
-    const { timeoutMs, clock, signal } = bot;
-    await (timeoutMs === undefined
-      ? setup
-      : withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal }));
+    await setupWithin(bot, handle.api);
     return { handle };
   } catch (err) {
     if (err instanceof OfflineCall) return { calledServer: err.property };
-    return { problem: setupProblem(bot, err), error: err };
+    return { error: err };
   }
 }
 
@@ -94,6 +123,45 @@ export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | und
   return (await runSetupOffline(bot)).problem;
 }
 
+/** `bot`'s setup run with `api` as its bot object, bounded by `bot.timeoutMs` when given. */
+async function setupWithin(bot: Omit<TrialBot, "module">, api: unknown): Promise<void> {
+  const setup = (bot.definition.setup as (b: unknown, s: unknown) => unknown)(api, bot.settings);
+  const { timeoutMs, clock, signal } = bot;
+  await (timeoutMs === undefined
+    ? setup
+    : withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal }));
+}
+
+/**
+ * `bot`'s setup run with `api` (a bot object noting `refusals`) as the daemon runs it: a refused
+ * declaration it does not catch is thrown as every declaration it makes refused ({@link everyRefusal}).
+ */
+export async function runSetup(
+  bot: Omit<TrialBot, "module">,
+  api: unknown,
+  refusals: Refusals,
+): Promise<void> {
+  try {
+    await setupWithin(bot, api);
+  } catch (err) {
+    await everyRefusal(bot, err, refusals);
+  }
+}
+
+/**
+ * `err`, thrown by a setup whose bot object noted `refusals`, thrown again: as every declaration
+ * refused ({@link DeclarationsRefused}) when it was a refused declaration and others are, else as is.
+ */
+export async function everyRefusal(
+  bot: Omit<TrialBot, "module">,
+  err: unknown,
+  refusals: Refusals,
+): Promise<never> {
+  if (!refusals.list.includes(err as BothostError)) throw err;
+  const all = await allRefusals(bot, err as BothostError, refusals.list);
+  throw all.length === 1 ? err : new DeclarationsRefused(all);
+}
+
 /** ` at bots/greeter.ts:12:7` when `err` was thrown in the user's code, else "". */
 function thrownAt(err: Error): string {
   const at = whereThrown(err);
@@ -103,13 +171,18 @@ function thrownAt(err: Error): string {
 /** `err`, thrown by `bot`'s setup, as a {@link SetupProblem}. */
 export function setupProblem(bot: Pick<TrialBot, "name" | "module">, err: unknown): SetupProblem {
   const declaration = isBothostError(err);
+  const line = (what: string) => `bots.${bot.name} (${bot.module}): ${what}`;
+  if (err instanceof DeclarationsRefused) {
+    const lines = err.refusals.map((refused) => line(`${refused.message} [${refused.code}]`));
+    return { bot: bot.name, module: bot.module, line: lines.join("\n"), declaration };
+  }
   const what = declaration
     ? `${err.message} [${err.code}]`
     : `setup threw ${err instanceof Error ? `${err.name}${thrownAt(err)}: ${err.message}` : String(err)}`;
   return {
     bot: bot.name,
     module: bot.module,
-    line: `bots.${bot.name} (${bot.module}): ${what}`,
+    line: line(what),
     declaration,
   };
 }
