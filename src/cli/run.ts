@@ -83,7 +83,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       const why = bots.map((b) => `  ${b.name}: ${reason(b.reason) ?? b.state}`).join("\n");
       process.stderr.write(`bothost: no bot could start, so the daemon stops:\n${why}\n`);
       await booted.stop();
-      return nothing === "auth" ? ExitCode.AuthFailed : ExitCode.RuntimeFailure;
+      if (nothing === "auth") return ExitCode.AuthFailed;
+      // As `check` says it: every start refused a declaration of its bot's setup (code to fix).
+      const { isRefusedDeclaration } = await import("../daemon/trial-setup.ts");
+      const refused = report.failed.length > 0 && report.failed.every((f) => isRefusedDeclaration(f.error));
+      return refused && report.authFailed.length === 0 ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
     }
     await booted.stop();
     return ExitCode.Ok;

@@ -159,7 +159,16 @@ export async function everyRefusal(
 ): Promise<never> {
   if (!refusals.list.includes(err as BothostError)) throw err;
   const all = await allRefusals(bot, err as BothostError, refusals.list);
-  throw all.length === 1 ? err : new DeclarationsRefused(all);
+  const thrown = all.length === 1 ? (err as BothostError) : new DeclarationsRefused(all);
+  refused.add(thrown);
+  throw thrown;
+}
+
+const refused = new WeakSet<Error>();
+
+/** True for what a setup threw at a declaration bothost refused ({@link everyRefusal}): the bot's code to fix. */
+export function isRefusedDeclaration(err: unknown): boolean {
+  return err instanceof Error && refused.has(err);
 }
 
 /** ` at bots/greeter.ts:12:7` when `err` was thrown in the user's code, else "". */

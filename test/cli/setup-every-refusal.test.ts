@@ -2,7 +2,7 @@
  * A setup with several wrong declarations is reported whole: `bothost check`, `bothost run` and
  * `bothost commands` name every declaration bothost refuses (a bad timezone in `bot.recurring` no
  * longer hides a 4-field `bot.cron`), one line each, the one the setup stopped at first. A refusal
- * the setup catches itself is not one of them.
+ * the setup catches itself is not one of them. `run` whose bots all fail so exits 2, as `check`.
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -72,10 +72,10 @@ describe("a setup with several wrong declarations", () => {
     ]);
   });
 
-  it("bothost run's line of the failed start names each one", async () => {
+  it("bothost run's line of the failed start names each one; exit 2, as check's", async () => {
     await writeFile(file, withLines(RECURRING, CRON));
     const { code, stdout, stderr } = await runCli(["run"], { cwd: project });
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     const failed = `${stdout}\n${stderr}`
       .split("\n")
       .filter((l) => l.startsWith("{"))

@@ -1,7 +1,7 @@
 /**
  * A `bot.webhook()` whose `verify` is wrong (its token read from a variable not set, a mistyped
  * type), as the CLI reports it: `bothost check` refuses it (exit 2) and `bothost run` does not
- * start the bot (exit 1, as no bot could start), each naming the bot, its file and the field in
+ * start the bot (exit 2 too, as no bot could start and each for a refused declaration), each naming the bot, its file and the field in
  * one line, with no stack trace and never the secret.
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
@@ -54,10 +54,10 @@ describe("a webhook declared wrongly", { timeout: 30_000 }, () => {
     expect(stderr).toBe(`bothost check: bots.hello (./bots/hello.ts): ${problem}\n`);
   });
 
-  it.each(WRONG)("%s: bothost run does not start the bot, exit 1", async (_what, line, problem) => {
+  it.each(WRONG)("%s: bothost run does not start the bot, exit 2", async (_what, line, problem) => {
     await writeFile(file, withLine(line));
     const { code, stdout, stderr } = await runCli(["run"], { cwd: project });
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     const message = problem.replace(" [BOT_SETUP_INVALID]", "");
     expect(stderr).toBe(
       `bothost: no bot could start, so the daemon stops:\n  hello: it failed to start: ${message}\n`,
