@@ -41,6 +41,8 @@ export default defineConfig({
     maxWorkers: 3,
     // The files that wait longest start first (test/support/long-first-sequencer.ts).
     sequence: { sequencer: LongFirstSequencer },
+    // Every temporary file of the run in one folder, removed at its end (test/support/temp-root.ts).
+    globalSetup: ["./test/support/temp-root.ts"],
     // The summary line is the plain "N passed, N failed" form CI reads.
     reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
