@@ -110,8 +110,11 @@ export default defineBot({
       // Shown in the topic while the webhook is called. Should the call fail on every attempt, the
       // progress ends as failed with its note (the requester and the approver read it there) and
       // the request is kept as a dead letter: `bothost failed retry` calls the webhook again.
+      // Ended by an operator while the call is under way (then cut by a stop), the bot does not
+      // know whether the webhook took it: its endedNote says so.
       const progress = await ctx.progress(`${approved} Calling the deploy webhook…`, {
         failedNote: `${approved} The deploy webhook did not answer with success: ask an operator to retry it (\`bothost failed retry\`).`,
+        endedNote: `${approved} An operator ended this request while the deploy webhook was called: whether the deploy started is not known here.`,
       });
       const request = ctx.event.message.id;
       await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }));

@@ -19,6 +19,7 @@ interface ProgressEnds {
   working?: string;
   failed?: string;
   failedNote: string;
+  endedNote?: string;
   movedNote: string;
   finalAfterMs: number;
   interval: number;
@@ -28,11 +29,12 @@ interface ProgressEnds {
 
 /** What the first post's record keeps of `settings` and `deps` (see {@link ProgressEnds}). */
 export function endsOf(settings: Settings, deps: Pick<ProgressDeps, "askedId" | "target">): JsonValue {
-  const { ack, failedNote, movedNote, finalAfterMs, interval } = settings;
+  const { ack, failedNote, endedNote, movedNote, finalAfterMs, interval } = settings;
   const ends: ProgressEnds = {
     ...(ack.working === undefined ? {} : { working: ack.working }),
     ...(ack.failed === undefined ? {} : { failed: ack.failed }),
     failedNote,
+    ...(endedNote === undefined ? {} : { endedNote }),
     movedNote,
     finalAfterMs,
     interval,
@@ -80,7 +82,9 @@ export async function endLeftOpen(
   const own = new ServerSteps({ ...full, run: deps.run.nested(`progress-${opened.messages[0]!.id}`) });
   const recorded = await own.replayed(opened);
   if (recorded.over) return;
-  const options = { failedNote: ends.failedNote, intervalMs: ends.interval, ...deps };
+  // Left open by a dialog ended without its handler: its `endedNote` (when given) ends it.
+  const note = ends.endedNote ?? ends.failedNote;
+  const options = { failedNote: note, intervalMs: ends.interval, ...deps };
   // A final text cut partway through its posting is known whole from its records: the rest goes on.
   const final = recorded.finalText;
   const { state, text } =
@@ -93,7 +97,7 @@ export async function endLeftOpen(
       ...(ends.failed === undefined ? {} : { failed: ends.failed }),
     },
     movedNote: ends.movedNote,
-    failedNote: ends.failedNote,
+    failedNote: note,
   };
   await new Progress(full, own, state, ends.failedNote, settings, text).abandon(deps.signal);
 }

@@ -14,8 +14,8 @@ export interface OpenProgress extends ProgressHandle {
   halt(): void;
   /** It goes on from `earlier`, the same progress in an earlier attempt: its next edit waits its turn after theirs. */
   follow(earlier: OpenProgress): void;
-  /** End it as failed (unless it ended), its calls cut by `signal`. */
-  abandon(signal: AbortSignal): Promise<void>;
+  /** End it as failed (unless it ended), its calls cut by `signal`; `ended`: its dialog's end, not its handler's failure. */
+  abandon(signal: AbortSignal, ended?: boolean): Promise<void>;
 }
 
 export class OpenProgresses {
@@ -31,11 +31,11 @@ export class OpenProgresses {
     for (const progress of this.#byMessage.values()) progress.halt();
   }
 
-  /** End every progress still open as failed; one that cannot be is logged. */
-  async abandon(signal: AbortSignal, log: Logger): Promise<void> {
+  /** End every progress still open as failed (`ended`: by its dialog's end); one that cannot be is logged. */
+  async abandon(signal: AbortSignal, log: Logger, ended = false): Promise<void> {
     for (const progress of this.#byMessage.values()) {
       try {
-        await progress.abandon(signal);
+        await progress.abandon(signal, ended);
       } catch (err) {
         log.warn({ err, messageId: progress.messageId }, "progress: could not mark it failed");
       }

@@ -36,6 +36,7 @@ export interface Settings {
   ack: NonNullable<ProgressOptions["ack"]>;
   movedNote: string;
   failedNote: string;
+  endedNote?: string;
 }
 
 export class Progress implements OpenProgress {
@@ -130,13 +131,14 @@ export class Progress implements OpenProgress {
     if (earlier instanceof Progress) this.#lastEditAt = Math.max(this.#lastEditAt, earlier.#lastEditAt);
   }
 
-  async abandon(signal: AbortSignal): Promise<void> {
+  async abandon(signal: AbortSignal, ended = false): Promise<void> {
     // A done() or fail() cut short (by the handler's timeout) is finished here.
     await this.#finishing?.catch(() => undefined);
     // Finished by an earlier run (recorded): its handler's later failure leaves it as it ended.
     if (this.#ended || this.#state.over) return;
     [this.#signal, this.#steps] = [signal, this.#steps.on(signal)];
-    this.#text = withNote(this.#text, this.settings.failedNote);
+    const { failedNote, endedNote } = this.settings;
+    this.#text = withNote(this.#text, ended ? (endedNote ?? failedNote) : failedNote);
     await this.#finish(this.settings.ack.failed);
   }
 

@@ -34,6 +34,7 @@ export async function startProgress(
     ack: options.ack ?? {},
     movedNote: options.movedNote ?? DEFAULT_MOVED_NOTE,
     failedNote: options.failedNote ?? DEFAULT_FAILED_NOTE,
+    ...(options.endedNote !== undefined && { endedNote: options.endedNote }),
   };
   const steps = new ServerSteps(deps);
   await steps.ack(options.ack?.working);

@@ -32,6 +32,13 @@ export interface ProgressOptions {
    * past `handler_timeout`, on every attempt). Default `"(failed: the work stopped before it finished)"`.
    */
   failedNote?: string;
+  /**
+   * What is shown below the text, in place of `failedNote`, when the progress's dialog is ended
+   * with no handler left to finish it while it is open: by an operator (`bothost dialogs end`), or
+   * stopped because the bot's code changed under it. The work it showed may have finished or not
+   * (a call under way then is not waited for): say so. Default: `failedNote`.
+   */
+  endedNote?: string;
 }
 
 /** How a progress ended, and what it took. */

@@ -130,10 +130,11 @@ export async function endRunProgresses(
       });
     }
   }
-  if (!noted) return progresses.abandon(signal, o.log);
+  const ended = dialog !== undefined;
+  if (!noted) return progresses.abandon(signal, o.log, ended);
   const limit = timeoutSignal(o.contexts.clock, PROGRESS_END_WAIT_MS);
   try {
-    await progresses.abandon(AbortSignal.any([signal, limit.signal]), o.log);
+    await progresses.abandon(AbortSignal.any([signal, limit.signal]), o.log, ended);
   } finally {
     limit.clear();
   }

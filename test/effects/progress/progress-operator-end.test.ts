@@ -4,7 +4,8 @@
  * ends as failed once the end is kept (the failed note, the `failed` reaction in place of
  * `working`), once; also when its edit fails and the daemon is killed before it got through (the
  * next start ends it, the person's note not said twice). A progress its handler finished before
- * the question is left as it ended. Before, the progress kept its placeholder and 👀 for good.
+ * the question is left as it ended; one given an `endedNote` ends with it. Before, the progress kept
+ * its placeholder and 👀 for good.
  * A real daemon in this process against the sandbox over HTTP, on a clock that stands still
  * between the test's moves.
  */
@@ -19,6 +20,7 @@ import { botSaid } from "../../support/self-killing-bot.ts";
 const BOT = "release-bot@sandbox.example";
 const NOTE = "An operator ended this conversation.";
 const FAILED_NOTE = "(failed: the work stopped before it finished)";
+const ENDED_NOTE = "(ended by an operator: whether the deploy ran is not known here)";
 const PLACEHOLDER = "Deploy: waiting for approval…";
 const ACK = { working: "eyes", done: "check", failed: "warning" };
 const DEPLOY_Q = "Deploy?\n1. approve\n2. reject";
@@ -27,6 +29,15 @@ const deploys = defineBot({
   setup(bot) {
     bot.command("deploy", async (ctx) => {
       const progress = await ctx.progress(PLACEHOLDER, { ack: ACK, finalAfterMs: 3 * 3_600_000 });
+      const decision = await ctx.prompt("Deploy?", { choices: ["approve", "reject"], timeout: "1h" });
+      await progress.done(`Deploy ${decision.value}d.`);
+    });
+    bot.command("ship", async (ctx) => {
+      const progress = await ctx.progress(PLACEHOLDER, {
+        ack: ACK,
+        finalAfterMs: 3 * 3_600_000,
+        endedNote: ENDED_NOTE,
+      });
       const decision = await ctx.prompt("Deploy?", { choices: ["approve", "reject"], timeout: "1h" });
       await progress.done(`Deploy ${decision.value}d.`);
     });
@@ -87,6 +98,15 @@ it("an operator's end of a dialog waiting with a progress open ends the progress
   expect(botSaid(up!.sandbox, BOT)).toEqual([FAILED_NOTE, DEPLOY_Q, NOTE, "not a command: hello"]);
   expect(acks(message)).toEqual(["warning"]);
   expect(content(progress)).toBe(FAILED_NOTE);
+});
+
+it("a progress given an endedNote ends with it, not its failedNote, when an operator ends its dialog", async () => {
+  const { message, progress, dialog } = await asked("ship");
+  await end(dialog);
+  await settled("hello");
+  expect(botSaid(up!.sandbox, BOT)).toEqual([ENDED_NOTE, DEPLOY_Q, NOTE, "not a command: hello"]);
+  expect(acks(message)).toEqual(["warning"]);
+  expect(content(progress)).toBe(ENDED_NOTE);
 });
 
 it("a progress whose edit fails, the daemon killed before it got through: the next start ends it, the note said once", async () => {
