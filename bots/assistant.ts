@@ -69,6 +69,10 @@ const TOLD = {
   refused: "The language model could not answer this request.",
 } as const;
 
+/** What an answer's message shows before its text, and once its text was posted anew (past 30 s). */
+const THINKING = "Thinking…";
+const MOVED = "(finished: see below)";
+
 /** A rough count of tokens for endpoints that report none: about four characters each. */
 const estimateTokens = (chars: number) => Math.ceil(chars / 4);
 
@@ -86,14 +90,15 @@ export default defineBot({
         await ctx.reply(`You have reached your hourly limit with me; ask again in ${minutes} min.`);
         return;
       }
-      const history = await historyOf(ctx, s.context_messages, s.context_chars);
+      const history = await historyOf(ctx, s.context_messages, s.context_chars, new Set([THINKING, MOVED]));
       const messages = [
         { role: "system" as const, content: s.system_prompt },
         ...history,
         { role: "user" as const, content: `${sender.name}: ${ctx.text || "(empty message)"}` },
       ];
-      const progress = await ctx.progress("Thinking…", {
+      const progress = await ctx.progress(THINKING, {
         ack: { working: "eyes", done: "check", failed: "warning" },
+        movedNote: MOVED,
       });
       let used: number | undefined;
       try {

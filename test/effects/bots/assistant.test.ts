@@ -83,6 +83,29 @@ test("answers direct messages; its own earlier answers are the assistant's turns
   ]);
 });
 
+test("a placeholder left, or the note where an answer was posted anew, is not sent as the assistant's turn", async ({
+  runBot,
+  sandbox,
+}) => {
+  const bot = await runBot({ bot: assistant, name: "assistant", settings: settings() });
+  const where = { type: "stream" as const, to: "general", topic: "sums" };
+  endpoint.queue({ kind: "stream", chunks: ["Five."] });
+  sandbox.control.sendAs(MEMBER, { ...where, content: "2+2?" });
+  sandbox.control.sendAs(bot.email, { ...where, content: "(finished: see below)" });
+  sandbox.control.sendAs(bot.email, { ...where, content: "Four." });
+  sandbox.control.sendAs(MEMBER, { ...where, content: "why?" });
+  sandbox.control.sendAs(bot.email, { ...where, content: "Thinking…" });
+  const asked = bot.post(MEMBER, { ...where, content: "@**assistant** and +1?" });
+  expect((await bot.progress(asked, { timeoutMs: 10_000 })).text).toBe("Five.");
+  expect(endpoint.requests[0]!.body.messages).toEqual([
+    expect.objectContaining({ role: "system" }),
+    { role: "user", content: "Mel Member: 2+2?" },
+    { role: "assistant", content: "Four." },
+    { role: "user", content: "Mel Member: why?" },
+    { role: "user", content: "Mel Member: and +1?" },
+  ]);
+});
+
 test("caps calls per person per hour, and says when to ask again", async ({ runBot, clock }) => {
   const bot = await runBot({
     bot: assistant,
