@@ -182,6 +182,24 @@ describe("the welcome bot's team question", () => {
     }
   });
 
+  it("takes the second chance's answer after a restart: that prompt is a dialog, kept in the state too", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
+    try {
+      const first = await start({}, stateDir);
+      const ode = world.sandbox.control.createUser({ email: "ode@sandbox.example", full_name: "Ode" });
+      await expect.poll(() => dmsTo(ode.email)).toHaveLength(2);
+      say(ode.email, "marketing");
+      await expect.poll(() => dmsTo(ode.email).at(-1)).toBe(`I don't know the team "marketing". ${QUESTION}`);
+      await first.stop();
+      say(ode.email, "Backend");
+      await start({}, stateDir);
+      await expect.poll(() => dmsTo(ode.email).at(-1)).toMatch(/^Welcome to Backend!/);
+      expect(dmsTo(ode.email)).toHaveLength(4);
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+
   it("a team question that fails at a start's catch-up: greeted once, asked at the next start", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
     try {
