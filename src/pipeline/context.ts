@@ -30,7 +30,7 @@ import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialogOf } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
-import { ledgerIdOf, newerOf, onServer } from "./event-fields.ts";
+import { ledgerIdOf, newerOf, onServer, runFields } from "./event-fields.ts";
 import { type External, externalOf } from "./external.ts";
 import { followerFor, type ReplyFollower } from "./reply-follow.ts";
 import { replyTarget } from "./reply-target.ts";
@@ -306,9 +306,7 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 
   protected override logBindings(): Record<string, unknown> {
-    const { id: eventId, type: eventType } = this.event;
-    const messageId = this.messageId();
-    return messageId ? { eventId, eventType, messageId } : { eventId, eventType };
+    return runFields(this.event);
   }
 
   protected override messageId(): number | undefined {

@@ -15,6 +15,7 @@
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
+import { taskFields } from "./event-fields.ts";
 import {
   Fifo,
   InFlightWaiters,
@@ -304,10 +305,9 @@ export class ConversationQueue {
     task.hold = undefined;
     task.timedOut = true;
     task.abort(handlerTimedOut(this.#timeoutMs, task.key));
-    this.#log.warn(
-      { conversation: task.key, timeoutMs: this.#timeoutMs },
-      "handler timed out; its signal was aborted and the queue moved on",
-    );
+    // Named as each later attempt's line is (handler-failures.ts): its event, the attempt.
+    const fields = { conversation: task.key, ...taskFields(task.arg), timeoutMs: this.#timeoutMs };
+    this.#log.warn(fields, "handler timed out; its signal was aborted and the queue moved on");
     this.#finish(task);
   }
 

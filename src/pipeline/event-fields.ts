@@ -94,3 +94,25 @@ export function newerOf(effects: {
     ? { after: fresh.after, since: effects.since }
     : { after: effects.after, since: effects.since };
 }
+
+/**
+ * The fields that name an event's run on its log lines: its handler's `ctx.log` carries them, and
+ * so does each attempt's timeout line, however the attempt was run (the queue's first, the failure
+ * stage's later ones).
+ */
+export function runFields(event: AnyEvent): Record<string, unknown> {
+  const { id: eventId, type: eventType } = event;
+  const messageId = ledgerIdOf(event);
+  return messageId ? { eventId, eventType, messageId } : { eventId, eventType };
+}
+
+/**
+ * The fields that name a queue task's run on its timeout line: a run of an event (the pipeline's
+ * tasks are given one, `Incoming`) is named by the event and, run by the queue, is its first
+ * attempt; any other task by its conversation alone.
+ */
+export function taskFields(arg: unknown): Record<string, unknown> | undefined {
+  const event = (arg as { event?: AnyEvent } | undefined)?.event;
+  if (typeof event !== "object" || event === null || typeof event.type !== "string") return undefined;
+  return { ...runFields(event), attempt: 1 };
+}

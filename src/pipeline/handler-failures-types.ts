@@ -44,6 +44,8 @@ export interface HandlerFailuresOptions {
 export interface FailedRun {
   event: { type: string };
   source: DeadLetterSource;
+  /** The conversation the event is ordered in (its queue key): each attempt's timeout names it. */
+  conversation?: string;
   /** The dead letter this run replays, if it is one; once handled, `recordHandled` before its removal. */
   letter?: DeadLetter;
   recordHandled?(): Promise<void>;

@@ -19,8 +19,10 @@
  * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
 import { sleep, timeoutSignal } from "../api/sleep.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
+import { runFields } from "./event-fields.ts";
 import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
   outageOf,
@@ -129,7 +131,7 @@ export class HandlerFailures {
         ran = true;
         o.metrics?.handlerRetried(run.event.type);
         attempts++;
-        const timeout = timeoutSignal(clock, o.handlerTimeoutMs, () => handlerTimedOut(o.handlerTimeoutMs));
+        const timeout = timeoutSignal(clock, o.handlerTimeoutMs, timedOut(o, run, attempts));
         try {
           await run.again(AbortSignal.any([stopping, timeout.signal]));
         } finally {
@@ -210,4 +212,23 @@ export class HandlerFailures {
     await this.#ends.keep(run, last, attempts, firstFailedAt, clock.now(), cut);
     return cut ? "replays" : false;
   }
+}
+
+/**
+ * The abort reason of attempt `attempt`'s signal past the handler timeout, its warn line said as
+ * it is made: named as the first attempt's (the queue's) is, its conversation, event and attempt.
+ */
+function timedOut(o: HandlerFailuresOptions, run: FailedRun, attempt: number): () => unknown {
+  return () => {
+    const { conversation } = run;
+    const named = {
+      ...(conversation === undefined ? {} : { conversation }),
+      ...runFields(run.event as AnyEvent),
+    };
+    o.log.warn(
+      { ...named, attempt, timeoutMs: o.handlerTimeoutMs },
+      "handler timed out on a later attempt; its signal was aborted",
+    );
+    return handlerTimedOut(o.handlerTimeoutMs, conversation);
+  };
 }

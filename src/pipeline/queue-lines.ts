@@ -7,6 +7,8 @@ import type { Logger } from "../api/logger.ts";
 
 /** What a running task gets from its queue. */
 export interface TaskControl {
+  /** The conversation the task is ordered in (its key). */
+  readonly key: string;
   /** Aborted on the handler timeout (of a running task) or by abortAll(). Made on first access. */
   readonly signal: AbortSignal;
   /**

@@ -284,6 +284,7 @@ export class HandlerRuns {
     const run: FailedRun = {
       event: incoming.event,
       source: sourceOf(incoming),
+      conversation: control.key,
       ...(incoming.letter ? { letter: incoming.letter, recordHandled: incoming.recordHandled } : {}),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
       records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),

@@ -119,8 +119,39 @@ describe("a handler that throws", () => {
     await expect.poll(kept, { timeout: 10_000 }).toHaveLength(1);
     expect((await d.daemon.letters.list())[0]).toMatchObject({
       attempts: 3,
-      error: { name: "RouterError", message: "The handler ran longer than 1000 ms." },
+      error: { name: "RouterError", message: "The handler for channel:1:t ran longer than 1000 ms." },
     });
+  });
+
+  it("each attempt's timeout line names the bot, the message, its conversation and the attempt", async () => {
+    const stuck = defineBot({
+      setup(bot: BotApi) {
+        bot.on("message", { sender: MEMBER }, (ctx) => {
+          const { signal } = ctx;
+          return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        });
+      },
+    });
+    const clock = new ManualClock(Date.now());
+    const d = await start(stuck, `${RETRIES}\nhandler_timeout: 1s`, clock);
+    const id = post("stuck", "where");
+    const kept = async () => {
+      await clock.tick(250);
+      return d.daemon.letters.list();
+    };
+    await expect.poll(kept, { timeout: 10_000 }).toHaveLength(1);
+    const named = { bot: "flaky", eventType: "message", messageId: id, conversation: "channel:1:where" };
+    // The first attempt's line is the queue's; the later ones', the failure stage's.
+    expect(d.logged("handler timed out")).toEqual([
+      expect.objectContaining({ ...named, attempt: 1, msg: expect.stringContaining("the queue moved on") }),
+      expect.objectContaining({ ...named, attempt: 2, msg: expect.stringContaining("later attempt") }),
+      expect.objectContaining({ ...named, attempt: 3, msg: expect.stringContaining("later attempt") }),
+    ]);
+    // So does the error each attempt failed with, as its pause's line and the dead letter say it.
+    const pauses = d.logged("running it again after a pause").map((l) => l.error);
+    expect(pauses).toEqual(
+      [1, 2].map(() => "RouterError: The handler for channel:1:where ran longer than 1000 ms."),
+    );
   });
 
   it("throwing NoRetry goes to the dead letters at once", async () => {
