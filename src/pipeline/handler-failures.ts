@@ -216,14 +216,16 @@ export class HandlerFailures {
 
 /**
  * The abort reason of attempt `attempt`'s signal past the handler timeout, its warn line said as
- * it is made: named as the first attempt's (the queue's) is, its conversation, event and attempt.
+ * it is made: named as the first attempt's (the queue's) is, its conversation, event and attempt
+ * (a cron job's occurrence, which has neither conversation nor event id: its job and time).
  */
 function timedOut(o: HandlerFailuresOptions, run: FailedRun, attempt: number): () => unknown {
   return () => {
-    const { conversation } = run;
+    const { conversation, event } = run;
+    const { job, scheduledFor } = event as JobOccurrence;
     const named = {
       ...(conversation === undefined ? {} : { conversation }),
-      ...runFields(run.event as AnyEvent),
+      ...(event.type === "cron_job" ? { job, scheduledFor } : runFields(event as AnyEvent)),
     };
     o.log.warn(
       { ...named, attempt, timeoutMs: o.handlerTimeoutMs },

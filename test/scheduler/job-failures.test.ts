@@ -173,6 +173,31 @@ describe("a cron job that throws", () => {
       expect(await kv.get("runs")).toBe(3);
     });
   });
+
+  it("a later attempt cut by handler_timeout says so, naming the job, its occurrence and the attempt", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: `${RETRIES}\n    handler_timeout: 1s` });
+    let runs = 0;
+    await world.start((bot: BotApi) => {
+      bot.cron("*/5 * * * *", { id: "digest" }, async (ctx) => {
+        if (++runs === 1) throw new Error("upstream down");
+        const { signal } = ctx;
+        await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+      });
+    });
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await throughRetries(1);
+    await expect.poll(() => runs).toBe(2);
+    await world.clock.tick(1_000);
+    const timedOut = () => world.logs.filter((l) => String(l.msg).includes("handler timed out"));
+    await expect.poll(timedOut).toMatchObject([
+      {
+        job: "digest",
+        scheduledFor: "2026-03-02T07:05:00.000Z",
+        attempt: 2,
+        msg: expect.stringContaining("later attempt"),
+      },
+    ]);
+  });
 });
 
 describe("a cron job's ctx.external", () => {
