@@ -18,8 +18,9 @@
  * meanwhile is left unmarked, and the next start runs it again (its catch-up, its log); a delivery or an
  * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
-import { sleep, timeoutSignal } from "../api/sleep.ts";
+import { sleep } from "../api/sleep.ts";
 import type { AnyEvent } from "../wire/events.ts";
+import { AttemptTimeout } from "./attempt-timeout.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import { runFields } from "./event-fields.ts";
@@ -131,9 +132,10 @@ export class HandlerFailures {
         ran = true;
         o.metrics?.handlerRetried(run.event.type);
         attempts++;
-        const timeout = timeoutSignal(clock, o.handlerTimeoutMs, timedOut(o, run, attempts));
+        // Its calls' waits for the account's rate budget do not count, as on a first attempt.
+        const timeout = new AttemptTimeout(clock, o.handlerTimeoutMs, timedOut(o, run, attempts));
         try {
-          await run.again(AbortSignal.any([stopping, timeout.signal]));
+          await run.again(timeout.watch(AbortSignal.any([stopping, timeout.signal])));
         } finally {
           timeout.clear();
         }
