@@ -152,7 +152,7 @@ export class HandlerFailures {
           await this.#waits.run(stopping, attempt);
         } else {
           const delay = retryDelay(policy, attempts);
-          const again = { attempt: attempts, of: policy.attempts, retryInMs: delay };
+          const again = { ...namedRun(run), attempt: attempts, of: policy.attempts, retryInMs: delay };
           if (outage) {
             const level = o.health?.quiet("retried", last, retried) || fenced(outage) ? "debug" : "warn";
             retried ||= o.health?.failing === true && outage.code !== "STATE_FENCED";
@@ -217,22 +217,26 @@ export class HandlerFailures {
 }
 
 /**
- * The abort reason of attempt `attempt`'s signal past the handler timeout, its warn line said as
- * it is made: named as the first attempt's (the queue's) is, its conversation, event and attempt
- * (a cron job's occurrence, which has neither conversation nor event id: its job and time).
+ * What names a failed run on the lines of its attempts (their timeouts, their pauses), as the
+ * first attempt's timeout line names it (the queue's): its conversation and event; a cron job's
+ * occurrence, which has neither conversation nor event id, its job and time.
  */
+function namedRun(run: FailedRun): Record<string, unknown> {
+  const { conversation, event } = run;
+  const { job, scheduledFor } = event as JobOccurrence;
+  return {
+    ...(conversation === undefined ? {} : { conversation }),
+    ...(event.type === "cron_job" ? { job, scheduledFor } : runFields(event as AnyEvent)),
+  };
+}
+
+/** The abort reason of attempt `attempt`'s signal past the handler timeout, its warn line said as it is made. */
 function timedOut(o: HandlerFailuresOptions, run: FailedRun, attempt: number): () => unknown {
   return () => {
-    const { conversation, event } = run;
-    const { job, scheduledFor } = event as JobOccurrence;
-    const named = {
-      ...(conversation === undefined ? {} : { conversation }),
-      ...(event.type === "cron_job" ? { job, scheduledFor } : runFields(event as AnyEvent)),
-    };
     o.log.warn(
-      { ...named, attempt, timeoutMs: o.handlerTimeoutMs },
+      { ...namedRun(run), attempt, timeoutMs: o.handlerTimeoutMs },
       "handler timed out on a later attempt; its signal was aborted",
     );
-    return handlerTimedOut(o.handlerTimeoutMs, conversation);
+    return handlerTimedOut(o.handlerTimeoutMs, run.conversation);
   };
 }
