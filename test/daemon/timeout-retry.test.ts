@@ -3,6 +3,7 @@
  * over when its handler returns or throws, not at the timeout. Thrown, it runs again after the
  * pause, counted from then (never alongside the run it abandoned, so a `ctx.external` call that
  * run had under way is made once); returned, its message is handled and its state writes applied.
+ * At a first attempt's timeout its conversation moves on; a later attempt holds it until it is over.
  */
 import { expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
@@ -101,10 +102,52 @@ it("a first attempt that returns after its timeout is the message's outcome: han
   post("slow");
   await polled(clock, () => d.logged("handler timed out").length).toBe(1);
   work.open();
+  // Its late return is its outcome: handled once its state writes are applied.
+  await polled(clock, async () => (await d.daemon.status()).bots[0]?.handled).toBe(1);
   for (let s = 0; s < 10; s++) await clock.tick(1_000);
   post("read");
   await polled(clock, answers).toEqual(["seen 1"]);
   expect(runs).toBe(1);
   expect(d.logged("running it again after a pause")).toEqual([]);
   expect(await d.daemon.letters.list()).toEqual([]);
+});
+
+it("the conversation moves on at a first attempt's timeout, but waits for a later attempt that outlives its own", async () => {
+  const work = gate();
+  const runs = new Map<string, number>();
+  const definition = defineBot({
+    setup(bot: BotApi) {
+      bot.on("message", { sender: MEMBER }, async (ctx) => {
+        const run = (runs.get(ctx.text) ?? 0) + 1;
+        runs.set(ctx.text, run);
+        const { signal } = ctx;
+        // "cut": its first attempt honours its signal, so it is cut at its timeout.
+        if (ctx.text === "cut" && run === 1)
+          await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        // "held": its first attempt throws; its second ignores its signal until the test opens the gate.
+        if (ctx.text === "held" && run === 1) throw new Error("first attempt fails");
+        if (ctx.text === "held" && run === 2) {
+          await work.opened;
+          throw new Error("second attempt fails late");
+        }
+        await ctx.reply(`ok ${ctx.text}`);
+      });
+    },
+  });
+  const clock = new ManualClock(Date.now());
+  const d = await start(definition, clock);
+  post("cut");
+  post("after cut");
+  await polled(clock, () => d.logged("handler timed out").length).toBe(1);
+  // Cut at its timeout, its conversation went on: the next message is answered while the clock
+  // stands still, before the pause its retry waits for.
+  await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok after cut"]);
+  await polled(clock, answers).toEqual(["ok after cut", "ok cut"]);
+  post("held");
+  post("after held");
+  await polled(clock, () => d.logged("handler timed out on a later attempt").length).toBe(1);
+  for (let s = 0; s < 10; s++) await clock.tick(1_000);
+  expect(answers()).toEqual(["ok after cut", "ok cut"]);
+  work.open();
+  await polled(clock, answers).toEqual(["ok after cut", "ok cut", "ok held", "ok after held"]);
 });
