@@ -284,17 +284,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     dryRun: o.captured !== undefined || o.mode === "backtest",
     effects,
   });
-  const failures = new HandlerFailures({
-    retries: o.retries,
-    letters,
-    handlerTimeoutMs: o.handlerTimeoutMs,
-    log,
-    clock,
-    metrics,
-    commit,
-    health: storeHealth,
-  });
-  const runJob: RunJob = jobRunner({ letters, log, effects, metrics, health: storeHealth }, failures);
+  const failing = { letters, log, clock, metrics, health: storeHealth, handlerTimeoutMs: o.handlerTimeoutMs };
+  const failures = new HandlerFailures({ ...failing, retries: o.retries, commit });
+  const runJob: RunJob = jobRunner({ ...failing, effects }, failures);
   const scheduler = new BotScheduler({
     client,
     store,

@@ -5,6 +5,7 @@
 import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { monotonicMs } from "../time/clock.ts";
+import { withinAttemptTime } from "./attempt-timeout.ts";
 import type { SendEffects } from "./context-types.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures-outage.ts";
 import type { HandlerFailuresOptions, Settles } from "./handler-failures-types.ts";
@@ -18,7 +19,7 @@ import { fenced } from "./stop-cut.ts";
  * attempt failed, it is a dead letter (source "job"), or, failed on the store's outage, waits for it.
  */
 export function jobRunner(
-  o: Pick<HandlerFailuresOptions, "letters" | "log" | "health"> & {
+  o: Pick<HandlerFailuresOptions, "letters" | "log" | "health" | "clock" | "handlerTimeoutMs"> & {
     effects: EffectRecords | undefined;
     metrics: Pick<DispatchMetrics, "storeOutage"> | undefined;
   },
@@ -56,7 +57,9 @@ export function jobRunner(
     };
     let last = effectsOf(letter !== undefined || resumed);
     try {
-      await run(signal, last);
+      // Bounded by the handler timeout as its later attempts are (handler-failures.ts).
+      const first = last;
+      await withinAttemptTime(o, { event: occurrence }, 1, signal, (s) => run(s, first));
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {

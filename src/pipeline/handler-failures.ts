@@ -19,11 +19,9 @@
  * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
 import { sleep } from "../api/sleep.ts";
-import type { AnyEvent } from "../wire/events.ts";
-import { AttemptTimeout } from "./attempt-timeout.ts";
+import { namedRun, withinAttemptTime } from "./attempt-timeout.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
-import { runFields } from "./event-fields.ts";
 import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
   outageOf,
@@ -39,7 +37,6 @@ import {
   type SettleOutcome,
 } from "./handler-failures-types.ts";
 import type { JobOccurrence } from "./incoming.ts";
-import { handlerTimedOut } from "./router-error.ts";
 import { cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
@@ -132,13 +129,7 @@ export class HandlerFailures {
         ran = true;
         o.metrics?.handlerRetried(run.event.type);
         attempts++;
-        // Its calls' waits for the account's rate budget do not count, as on a first attempt.
-        const timeout = new AttemptTimeout(clock, o.handlerTimeoutMs, timedOut(o, run, attempts));
-        try {
-          await run.again(timeout.watch(AbortSignal.any([stopping, timeout.signal])));
-        } finally {
-          timeout.clear();
-        }
+        await withinAttemptTime(o, run, attempts, stopping, (s) => run.again(s));
       };
       try {
         // Once the store's outage is said, its lines for each event at debug (store-health.ts).
@@ -214,29 +205,4 @@ export class HandlerFailures {
     await this.#ends.keep(run, last, attempts, firstFailedAt, clock.now(), cut);
     return cut ? "replays" : false;
   }
-}
-
-/**
- * What names a failed run on the lines of its attempts (their timeouts, their pauses), as the
- * first attempt's timeout line names it (the queue's): its conversation and event; a cron job's
- * occurrence, which has neither conversation nor event id, its job and time.
- */
-function namedRun(run: FailedRun): Record<string, unknown> {
-  const { conversation, event } = run;
-  const { job, scheduledFor } = event as JobOccurrence;
-  return {
-    ...(conversation === undefined ? {} : { conversation }),
-    ...(event.type === "cron_job" ? { job, scheduledFor } : runFields(event as AnyEvent)),
-  };
-}
-
-/** The abort reason of attempt `attempt`'s signal past the handler timeout, its warn line said as it is made. */
-function timedOut(o: HandlerFailuresOptions, run: FailedRun, attempt: number): () => unknown {
-  return () => {
-    o.log.warn(
-      { ...namedRun(run), attempt, timeoutMs: o.handlerTimeoutMs },
-      "handler timed out on a later attempt; its signal was aborted",
-    );
-    return handlerTimedOut(o.handlerTimeoutMs, run.conversation);
-  };
 }

@@ -174,6 +174,32 @@ describe("a cron job that throws", () => {
     });
   });
 
+  it("a first attempt past handler_timeout is cut too: its signal aborted, said, then retried", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: `${RETRIES}\n    handler_timeout: 1s` });
+    let runs = 0;
+    await world.start((bot: BotApi) => {
+      bot.cron("*/5 * * * *", { id: "digest" }, async (ctx) => {
+        if (++runs > 1) return;
+        const { signal } = ctx;
+        await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+      });
+    });
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await expect.poll(() => runs).toBe(1);
+    await world.clock.tick(1_000);
+    const timedOut = () => world.logs.filter((l) => String(l.msg).includes("handler timed out"));
+    await expect.poll(timedOut).toMatchObject([
+      {
+        job: "digest",
+        scheduledFor: "2026-03-02T07:05:00.000Z",
+        attempt: 1,
+        msg: "handler timed out; its signal was aborted",
+      },
+    ]);
+    await throughRetries(1);
+    await expect.poll(() => runs).toBe(2);
+  });
+
   it("a later attempt cut by handler_timeout says so, naming the job, its occurrence and the attempt", async () => {
     world = await createWorld("2026-03-02T07:00:00Z", { botSettings: `${RETRIES}\n    handler_timeout: 1s` });
     let runs = 0;
