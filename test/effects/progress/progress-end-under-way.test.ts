@@ -104,6 +104,17 @@ it("a progress the run under way opened ends as failed once its dialog is ended 
   expect(running!.logged("could not")).toEqual([]);
 });
 
+it("a progress the run under way opened, given an endedNote, ends with it once its dialog is ended by an operator", async () => {
+  jobs.endedNote = "(stopped by an operator: whether it shipped is not known)";
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  await end(dialog);
+  jobs.work.resolve();
+  await settled("hello");
+  expect(said()).toEqual(["Ship?\n1. yes\n2. no", jobs.endedNote, SHIPPED, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", jobs.endedNote]);
+});
+
 it("a progress an earlier run opened, updated by the run under way, ends as failed once", async () => {
   const { asked, dialog } = await underWay("roll", "Roll: waiting for approval…");
   await expect.poll(() => said().includes("Rolling…"), { timeout: 15_000 }).toBe(true);
@@ -355,6 +366,18 @@ it("the dialog's last run under way (no question after it) when its dialog is en
   expect(said()).toEqual(["Deliver?\n1. yes\n2. no", FAILED_NOTE, NOTE, "not a command: hello"]);
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual(["Delivering…", FAILED_NOTE]);
+});
+
+it("the dialog's last run under way when its dialog is ended, killed: the next start ends its progress with its endedNote", async () => {
+  jobs.endedNote = "(ended by an operator: whether it was delivered is not known)";
+  const { asked, dialog, progress } = await underWay("deliver", "Delivering…");
+  await end(dialog);
+  await running!.stop({ keepState: true, deadlineMs: 0 });
+  running = await up!.restart();
+  await settled("hello");
+  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe(jobs.endedNote);
+  expect(said()).toEqual(["Deliver?\n1. yes\n2. no", jobs.endedNote, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
 });
 
 it("the dialog's last run under way when its dialog is ended, left to finish: its progress stays done, the note said after it", async () => {

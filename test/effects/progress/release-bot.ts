@@ -27,7 +27,8 @@ export const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extr
  * the code after an update ("roll"'s first question has another id and text, which stops a dialog
  * waiting at it); `work`, what the handlers wait for once their answer is taken, before their next question;
  * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress; `rolling`, the text it is updated to;
- * `report`, the final text of "report"'s progress.
+ * `report`, the final text of "report"'s progress; `endedNote`, the `endedNote` of "ship"'s and
+ * "deliver"'s progresses (none by default).
  */
 export const jobs = {
   failing: 0,
@@ -36,7 +37,11 @@ export const jobs = {
   rollFinalAfterMs: LONG.finalAfterMs,
   rolling: "Rolling…",
   report: "Reported.",
+  endedNote: undefined as string | undefined,
 };
+
+/** The options of "ship"'s and "deliver"'s progresses. */
+const endable = () => ({ ...LONG, ...(jobs.endedNote !== undefined && { endedNote: jobs.endedNote }) });
 
 /** Every job as it was (a test's cleanup). */
 export function resetJobs(): void {
@@ -45,6 +50,7 @@ export function resetJobs(): void {
   jobs.rollFinalAfterMs = LONG.finalAfterMs;
   jobs.rolling = "Rolling…";
   jobs.report = "Reported.";
+  jobs.endedNote = undefined;
   jobs.work.resolve();
   jobs.work = deferred();
 }
@@ -54,7 +60,7 @@ export const ships = defineBot({
     // The progress is opened by the run the answer began.
     bot.command("ship", async (ctx) => {
       await ctx.prompt("Ship?", CHOICES);
-      const progress = await ctx.progress("Shipping…", LONG);
+      const progress = await ctx.progress("Shipping…", endable());
       await jobs.work.promise;
       await ctx.reply(SHIPPED);
       await ctx.prompt("Tag it?", CHOICES);
@@ -92,7 +98,7 @@ export const ships = defineBot({
     // The run the answer began opens a progress and finishes it: the dialog's last run, no question after it.
     bot.command("deliver", async (ctx) => {
       await ctx.prompt("Deliver?", CHOICES);
-      const progress = await ctx.progress("Delivering…", LONG);
+      const progress = await ctx.progress("Delivering…", endable());
       await jobs.work.promise;
       await progress.done("Delivered.");
     });
