@@ -80,11 +80,14 @@ it("a retried letter of an approval whose webhook failed calls it again and show
     .poll(() => said().at(-1), { timeout: 15_000 })
     .toBe("Deploy of api 1.4.2 approved by Rita Release.");
   expect(calls).toBe(3);
-  // The failed run's messages point at the result, posted below them as a new message.
-  expect(said().slice(1)).toEqual([
-    "(finished: see below)",
-    "(finished: see below)",
-    "Deploy of api 1.4.2 approved by Rita Release.",
-  ]);
+  // The failed run's messages point at the result, posted below them as a new message (the
+  // result is posted first, then they are edited).
+  await expect
+    .poll(() => said().slice(1), { timeout: 15_000 })
+    .toEqual([
+      "(finished: see below)",
+      "(finished: see below)",
+      "Deploy of api 1.4.2 approved by Rita Release.",
+    ]);
   await expect.poll(async () => (await running!.daemon.letters.list()).length).toBe(0);
 });
