@@ -1,14 +1,16 @@
 /**
  * `bothost dialogs` when no daemon answers: the open dialogs as the state store keeps them, read
- * from each configured bot's dialog headers (nothing is written: a start rewrites an older
- * version's records, this does not list them). What only the running daemon knows is left out:
- * whether the bot's narrow keeps a dialog's answers out.
+ * from each configured bot's dialog headers, and from the records of a version before dialog logs
+ * that no start has rewritten yet (read as a start would rewrite them; nothing is written). What
+ * only the running daemon knows is left out: whether the bot's narrow keeps a dialog's answers out.
  */
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
 import { viewOf } from "../pipeline/dialogs/dialog-entry.ts";
 import { asHead, type DialogHead } from "../pipeline/dialogs/dialog-head.ts";
+import { headAfter } from "../pipeline/dialogs/dialog-record.ts";
+import { migrateV1 } from "../pipeline/dialogs/dialog-v1.ts";
 import type { StateStore } from "../state/state-store.ts";
 
 /** The open dialogs of `bot` (every bot of `config` without one) in `root`, each bot's oldest first. */
@@ -19,7 +21,13 @@ export async function storedDialogs(config: Config, root: StateStore, bot?: stri
   return Promise.all(
     (bot === undefined ? names : [bot]).map(async (name) => {
       const heads: DialogHead[] = [];
-      for (const { value } of await root.namespace(name).namespace("dialogs").list("h:")) {
+      const store = root.namespace(name).namespace("dialogs");
+      // An older version's record, as the bot's next start will write it: the header it gets.
+      await migrateV1(store, async (head, entries) => {
+        heads.push(headAfter(head, entries, 0));
+        return head;
+      });
+      for (const { value } of await store.list("h:")) {
         const head = asHead(value);
         if (head !== undefined && head.ended === undefined) heads.push(head);
       }
