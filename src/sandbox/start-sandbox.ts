@@ -59,6 +59,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     core.changed();
   };
   faults.onHold = () => core.changed();
+  const saver = options.dataFile ? new DebouncedSaver(options.dataFile, () => core.data) : undefined;
+  if (saver) core.onChange(() => saver.schedule());
   const server = createSandboxServer({
     core,
     routes: allRoutes(faults),
@@ -66,6 +68,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     limiter,
     log,
     onResponse: options.onResponse,
+    // A change is in the file before its answer: killed then, the sandbox gives no id twice.
+    beforeAnswer: saver && (() => saver.flush()),
     chat: options.chatPage ? (url, res) => serveChat(core, url, res) : undefined,
   });
   const runGc = () => {
@@ -75,9 +79,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   gcTimer.unref();
   const schedulerTimer = setInterval(() => deliverDueScheduled(core), SCHEDULER_TICK_MS);
   schedulerTimer.unref();
-  const saver = options.dataFile ? new DebouncedSaver(options.dataFile, () => core.data) : undefined;
-  if (saver) core.onChange(() => saver.schedule());
-
   const [port, listenHost] = [options.port ?? 0, options.host ?? "127.0.0.1"];
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err) => reject(new SandboxListenError(listenHost, port, err)));
