@@ -68,8 +68,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     limiter,
     log,
     onResponse: options.onResponse,
-    // A change is in the file before its answer: killed then, the sandbox gives no id twice.
-    beforeAnswer: saver && (() => saver.flush()),
+    // A change is in the file before an answer tells of it (a request's, or a poll's that carries
+    // a scheduled message sent): killed then, the sandbox gives no id twice.
+    beforeAnswer: saver && ((method) => (method === "GET" ? saver.flushPending() : saver.flush())),
     chat: options.chatPage ? (url, res) => serveChat(core, url, res) : undefined,
   });
   const runGc = () => {
@@ -187,6 +188,11 @@ export class DebouncedSaver {
       saveData(this.file, this.getData());
     }, this.ms);
     this.timer.unref?.();
+  }
+
+  /** Write now if a change waits to be written. */
+  flushPending(): void {
+    if (this.timer) this.flush();
   }
 
   flush(): void {
