@@ -21,13 +21,13 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The sandbox started on `data`: its URL, once it listens. */
+/** The sandbox started on `data`: its URL, once it has said all (its zuliprc files written). */
 async function started(args: string[]): Promise<{ proc: CliProcess; url: string }> {
   const proc = spawnCli(["sandbox", "--port", "0", ...args]);
   const deadline = Date.now() + 15_000;
   for (;;) {
     const url = /Sandbox listening on (http:\/\/\S+)/.exec(proc.stdout())?.[1];
-    if (url) return { proc, url };
+    if (url && proc.stdout().includes("Press Ctrl+C to stop.")) return { proc, url };
     if (Date.now() > deadline) throw new Error(`the sandbox did not start:\n${proc.stderr()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
