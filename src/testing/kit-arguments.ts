@@ -100,3 +100,85 @@ export function checkAdvance(ms: unknown): asserts ms is number {
   }
   if (!(Number.isFinite(ms) && ms >= 0)) throw kitError(`advance: ms must be 0 or more, not ${ms}`);
 }
+
+/** Who posts (`post`, `ask`): an email of the sandbox. */
+export function checkFrom(from: unknown, where: string): asserts from is string {
+  if (typeof from === "string" && from !== "") return;
+  throw kitError(
+    `${where}: from must be the email of who posts, got ${shown(from)}: ${where}("member@sandbox.example", { type, to, content })`,
+  );
+}
+
+/**
+ * The options of a member that waits (`ask`, `nextReply`, `handled`, `progress`): an object of
+ * the keys it takes, its `timeoutMs` a number of milliseconds (a duration such as "5s" is named in ms).
+ */
+export function checkWaitOptions(options: unknown, where: string, keys: readonly string[]): void {
+  if (options === undefined) return;
+  const takes = `{ ${keys.join(", ")} }`;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    const after =
+      where === "nextReply" && typeof options === "number" ? ` (nextReply({ after: ${options} }))` : "";
+    throw kitError(`${where}: the options must be an object ${takes}, got ${shown(options)}${after}`);
+  }
+  const unknown = Object.keys(options).filter((k) => !keys.includes(k));
+  if (unknown.length > 0)
+    throw kitError(`${where}: ${unknown.join(", ")} is not an option: it takes ${takes}`);
+  const { timeoutMs, after, where: accepts } = options as Record<string, unknown>;
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === "number" && Number.isFinite(timeoutMs) && timeoutMs > 0)
+  ) {
+    const inMs = typeof timeoutMs === "number" ? undefined : parseDuration(timeoutMs);
+    const hint = inMs === undefined ? "" : ` (${JSON.stringify(timeoutMs)} is timeoutMs: ${inMs})`;
+    throw kitError(
+      `${where}: timeoutMs must be a number of milliseconds above 0, got ${shown(timeoutMs)}${hint}`,
+    );
+  }
+  if (after !== undefined && !(typeof after === "number" && Number.isInteger(after))) {
+    const message =
+      typeof after === "object" && after !== null && typeof (after as { id?: unknown }).id === "number";
+    const hint = message ? ": give its id, { after: message.id }" : "";
+    throw kitError(`${where}: after must be a message's id, got ${shown(after)}${hint}`);
+  }
+  if (accepts !== undefined && typeof accepts !== "function")
+    throw kitError(
+      `${where}: where must be a function of the message, got ${shown(accepts)}: { where: (m) => … }`,
+    );
+}
+
+/** `webhook`'s request: `{ body, headers, method }`, the headers' values strings. */
+export function checkWebhookRequest(request: unknown): void {
+  if (request === undefined) return;
+  const shape = "{ body, headers, method }";
+  if (typeof request !== "object" || request === null || Array.isArray(request))
+    throw kitError(`webhook: the request must be ${shape}, got ${shown(request)}`);
+  const unknown = Object.keys(request).filter((k) => !["body", "headers", "method"].includes(k));
+  if (unknown.length > 0)
+    throw kitError(`webhook: ${unknown.join(", ")} is not a field of the request: it takes ${shape}`);
+  const { headers, method } = request as Record<string, unknown>;
+  if (method !== undefined && (typeof method !== "string" || method === ""))
+    throw kitError(`webhook: method must be an HTTP method ("POST", "GET", …), got ${shown(method)}`);
+  if (headers === undefined) return;
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers))
+    throw kitError(`webhook: headers must be an object of names and values, got ${shown(headers)}`);
+  for (const [name, value] of Object.entries(headers))
+    if (typeof value !== "string")
+      throw kitError(`webhook: header ${JSON.stringify(name)} must be a string, got ${shown(value)}`);
+}
+
+/** `stop`'s and `restart`'s options: an object of the keys each takes, their flags booleans. */
+export function checkStopOptions(options: unknown, where: string, keys: readonly string[]): void {
+  if (options === undefined) return;
+  const takes = `{ ${keys.join(", ")} }`;
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw kitError(`${where}: the options must be an object ${takes}, got ${shown(options)}`);
+  const unknown = Object.keys(options).filter((k) => !keys.includes(k));
+  if (unknown.length > 0)
+    throw kitError(`${where}: ${unknown.join(", ")} is not an option: it takes ${takes}`);
+  for (const flag of ["crash", "wipe"]) {
+    const value = (options as Record<string, unknown>)[flag];
+    if (value !== undefined && typeof value !== "boolean")
+      throw kitError(`${where}: ${flag} must be true or false, got ${shown(value)}`);
+  }
+}

@@ -16,7 +16,17 @@ import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts
 import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { LISTENER, sendWebhook } from "./inbound-webhook.ts";
-import { checkInput, checkMessageId, checkReact, checkRunBotArguments, givenBot } from "./kit-arguments.ts";
+import {
+  checkFrom,
+  checkInput,
+  checkMessageId,
+  checkReact,
+  checkRunBotArguments,
+  checkStopOptions,
+  checkWaitOptions,
+  checkWebhookRequest,
+  givenBot,
+} from "./kit-arguments.ts";
 import { checkOutgoingOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
@@ -176,7 +186,9 @@ async function startBot(
       (after > 0 && last.ledger.recorded(name, after) ? " (it handled that message without answering)" : "");
     return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
   };
-  const nextReply = async ({ after = 0, timeoutMs = DEFAULT_WAIT_MS, where }: NextReplyOptions = {}) => {
+  const nextReply = async (options?: NextReplyOptions) => {
+    checkWaitOptions(options, "nextReply", ["after", "timeoutMs", "where"]);
+    const { after = 0, timeoutMs = DEFAULT_WAIT_MS, where } = options ?? {};
     try {
       return await control.waitFor(() => firstAfter(after, where), { timeoutMs });
     } catch {
@@ -186,10 +198,13 @@ async function startBot(
   const claims = new AskClaims();
   /** Posts as `from` (post, ask: `where`), the input checked first. */
   const send = (from: string, input: SendAsInput, where: string) => {
+    checkFrom(from, where);
     checkInput(input, where);
     return control.sendAs(from, input).id;
   };
-  const ask = async (from: string, input: SendAsInput, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+  const ask = async (from: string, input: SendAsInput, options?: { timeoutMs?: number }) => {
+    checkWaitOptions(options, "ask", ["timeoutMs"]);
+    const { timeoutMs = DEFAULT_WAIT_MS } = options ?? {};
     const claim = claims.open(view(send(from, input, "ask"))!);
     const sent = () => {
       const floor = claims.floor();
@@ -208,8 +223,9 @@ async function startBot(
     }
   };
   /** Waits as {@link TestBot.handled} does; why its handler failed, when it was kept as a dead letter. */
-  const settled = async (messageId: number, where: string, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+  const settled = async (messageId: number, where: string, options?: { timeoutMs?: number }) => {
     checkMessageId(messageId, where);
+    const { timeoutMs = DEFAULT_WAIT_MS } = options ?? {};
     const daemon = running;
     if (!daemon) throw new Error(`${name} is stopped: start() it before waiting for a message to be handled`);
     const record = control.messages().find((m) => m.id === messageId);
@@ -248,6 +264,7 @@ async function startBot(
       : undefined;
   };
   const handled = async (messageId: number, options?: { timeoutMs?: number }) => {
+    checkWaitOptions(options, "handled", ["timeoutMs"]);
     const failed = await settled(messageId, "handled", options);
     if (failed !== undefined) throw new Error(failed);
   };
@@ -291,24 +308,34 @@ async function startBot(
       const id = typeof message === "number" ? message : message.id;
       await reactAs(sandbox, options.as, id, emoji, options.remove ?? false);
     },
-    progress: async (asked, { movedNote, ...o } = {}) => {
+    progress: async (asked, options) => {
+      checkWaitOptions(options, "progress", ["timeoutMs", "movedNote"]);
+      const { movedNote, ...o } = options ?? {};
       const failed = await settled(asked, "progress", o);
       const question = view(asked)!;
       const answers = mine().filter((m) => m.id > asked && sameConversation(m, question));
       return progressView(control, answers, movedNote, failed);
     },
-    webhook: (hook, request) => sendWebhook(running, name, hook, request),
+    webhook: async (hook, request) => {
+      checkWebhookRequest(request);
+      return sendWebhook(running, name, hook, request);
+    },
     replies: mine,
     dialogs: () => running?.daemon.bots.find((b) => b.name === name)?.dialogs() ?? [],
     logs: () => logs,
-    restart: async ({ crash = false, bot } = {}) => {
+    restart: async (options) => {
+      checkStopOptions(options, "restart", ["crash", "bot"]);
+      const { crash = false, bot } = options ?? {};
       // Checked first: a value that is no bot leaves the bot running as it was.
       const next = bot ? givenBot(bot, "restart") : current;
       await stop({ crash });
       current = next;
       await start();
     },
-    stop,
+    stop: async (options) => {
+      checkStopOptions(options, "stop", ["crash", "wipe"]);
+      await stop(options);
+    },
     start,
   };
 }

@@ -3,7 +3,7 @@
  * that name what to change, never a stack trace of the kit's internals.
  */
 import { defineBot } from "bothost";
-import { runBot as runBotOn } from "bothost/testing";
+import { runBot as runBotOn, type SendAsInput } from "bothost/testing";
 import { describe, expect, test } from "bothost/testing/vitest";
 
 /** The plain runBot called as a test might get it wrong. */
@@ -138,6 +138,96 @@ describe("a running bot's members", () => {
       'post: to is missing: say who or where, as in { type: "direct", to: [emails or ids], content } or { type: "channel", to: "general", topic, content }',
     );
     expect(bot.replies()).toEqual([]);
+  });
+});
+
+describe("a running bot's members given the wrong types", () => {
+  const MEMBER = "member@sandbox.example";
+  const invalid = (message: string) => ({ code: "INVALID_ARGUMENT", message });
+  const listening = defineBot({ setup: (b) => void b.on("message", () => {}) });
+
+  test("who posts must be an email", async ({ runBot }) => {
+    const bot = await runBot({ bot: listening, name: "listening" });
+    const input: SendAsInput = { type: "direct", to: [bot.email], content: "hi" };
+    const told = (where: string, got: string) =>
+      `${where}: from must be the email of who posts, got ${got}: ${where}("member@sandbox.example", { type, to, content })`;
+    expect(() => bot.post(5 as never, input)).toThrow(told("post", "5"));
+    await expect(bot.ask({ email: MEMBER } as never, input)).rejects.toMatchObject(
+      invalid(told("ask", "an object")),
+    );
+    expect(bot.replies()).toEqual([]);
+  });
+
+  test("the options of a wait are checked, timeoutMs and after first of all", async ({ runBot }) => {
+    const bot = await runBot({ bot: listening, name: "listening" });
+    const input: SendAsInput = { type: "direct", to: [bot.email], content: "hi" };
+    await expect(bot.ask(MEMBER, input, 100 as never)).rejects.toMatchObject(
+      invalid("ask: the options must be an object { timeoutMs }, got 100"),
+    );
+    await expect(bot.nextReply({ timeoutMs: "1s" } as never)).rejects.toMatchObject(
+      invalid(
+        'nextReply: timeoutMs must be a number of milliseconds above 0, got the string "1s" ("1s" is timeoutMs: 1000)',
+      ),
+    );
+    await expect(bot.nextReply(7 as never)).rejects.toMatchObject(
+      invalid(
+        "nextReply: the options must be an object { after, timeoutMs, where }, got 7 (nextReply({ after: 7 }))",
+      ),
+    );
+    const id = bot.post(MEMBER, input);
+    await expect(bot.nextReply({ after: bot.post as never })).rejects.toMatchObject(
+      invalid("nextReply: after must be a message's id, got a function"),
+    );
+    await expect(bot.nextReply({ after: { id } } as never)).rejects.toMatchObject(
+      invalid("nextReply: after must be a message's id, got an object: give its id, { after: message.id }"),
+    );
+    await expect(bot.nextReply({ where: "stream" } as never)).rejects.toMatchObject(
+      invalid(
+        'nextReply: where must be a function of the message, got the string "stream": { where: (m) => … }',
+      ),
+    );
+    await expect(bot.handled(id, { timeout: 100 } as never)).rejects.toMatchObject(
+      invalid("handled: timeout is not an option: it takes { timeoutMs }"),
+    );
+    await bot.handled(id);
+  });
+
+  test("webhook's request is { body, headers, method }", async ({ runBot }) => {
+    const hooked = defineBot({
+      setup: (b) => void b.webhook("hook", { verify: { type: "none" } }, () => {}),
+    });
+    const bot = await runBot({ bot: hooked, name: "hooked", webhooks: true });
+    await expect(bot.webhook("hook", "a=1" as never)).rejects.toMatchObject(
+      invalid('webhook: the request must be { body, headers, method }, got the string "a=1"'),
+    );
+    await expect(bot.webhook("hook", { boddy: {} } as never)).rejects.toMatchObject(
+      invalid("webhook: boddy is not a field of the request: it takes { body, headers, method }"),
+    );
+    await expect(bot.webhook("hook", { headers: "x-token: 1" } as never)).rejects.toMatchObject(
+      invalid('webhook: headers must be an object of names and values, got the string "x-token: 1"'),
+    );
+    await expect(bot.webhook("hook", { headers: { "x-count": 5 } } as never)).rejects.toMatchObject(
+      invalid('webhook: header "x-count" must be a string, got 5'),
+    );
+    await expect(bot.webhook("hook", { method: 5 } as never)).rejects.toMatchObject(
+      invalid('webhook: method must be an HTTP method ("POST", "GET", …), got 5'),
+    );
+    expect((await bot.webhook("hook", { body: { a: 1 } })).status).toBe(200);
+  });
+
+  test("stop and restart take their options as an object", async ({ runBot }) => {
+    const bot = await runBot({ bot: listening, name: "listening" });
+    await expect(bot.restart(true as never)).rejects.toMatchObject(
+      invalid("restart: the options must be an object { crash, bot }, got true"),
+    );
+    await expect(bot.stop("crash" as never)).rejects.toMatchObject(
+      invalid('stop: the options must be an object { crash, wipe }, got the string "crash"'),
+    );
+    await expect(bot.stop({ crash: "yes" } as never)).rejects.toMatchObject(
+      invalid('stop: crash must be true or false, got the string "yes"'),
+    );
+    // Refused before anything stopped: the bot still runs.
+    await expect(bot.start()).rejects.toThrow("listening is running: stop() it before start()");
   });
 });
 
