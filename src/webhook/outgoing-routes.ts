@@ -56,6 +56,18 @@ function error(reply: FastifyReply, status: number, msg: string) {
   return reply.code(status).send({ result: "error", msg });
 }
 
+function answerUnreadable(reply: FastifyReply, unreadable: { status: number; message: string }) {
+  const expected = unreadable.status === 415 ? ": expected the Zulip JSON or Slack form format" : "";
+  return error(reply, unreadable.status, `${unreadable.message}${expected}`);
+}
+
+/**
+ * Whether fastify read the body as text (its default parser for `text/plain`): neither JSON nor a
+ * form, answered as any other content type is.
+ */
+const readAsText = (request: FastifyRequest) =>
+  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "text/plain";
+
 /**
  * Every error of the path, in its own shape. A body fastify could not read (too large, not valid
  * JSON, of another content type) has no token to check: it is answered first, in the inbound
@@ -63,10 +75,7 @@ function error(reply: FastifyReply, status: number, msg: string) {
  */
 const answerErrors = (log: Logger) => (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
   const unreadable = unreadableBody(err, request.routeOptions.bodyLimit);
-  if (unreadable) {
-    const expected = unreadable.status === 415 ? ": expected the Zulip JSON or Slack form format" : "";
-    return error(reply, unreadable.status, `${unreadable.message}${expected}`);
-  }
+  if (unreadable) return answerUnreadable(reply, unreadable);
   const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
   if (status < 500) return error(reply, status, err.message);
   log.error({ err, path: request.routeOptions.url }, "outgoing webhook: the request failed");
@@ -226,6 +235,8 @@ export function registerOutgoingRoutes(
       countAsWebhook(request, bot.path);
       // The token first: a caller without it learns nothing of what the path takes (a body that
       // could not be read, which has no token to check, was answered before: see answerErrors).
+      if (readAsText(request))
+        return answerUnreadable(reply, unreadableBody({ code: "FST_ERR_CTP_INVALID_MEDIA_TYPE" }, 0)!);
       const body = request.body;
       const token =
         typeof body === "object" && body !== null ? (body as { token?: unknown }).token : undefined;

@@ -127,9 +127,14 @@ describe("a body that cannot be read", () => {
     expect(await post(url, "application/json", `{"token":"${TOKEN}",`)).toEqual(NOT_JSON);
     expect(await post(url, "application/json", "{nope")).toEqual(NOT_JSON);
     expect(await post(url, "application/json", "")).toEqual(NOT_JSON);
-    expect(await post(url, "application/xml", `<token>${TOKEN}</token>`)).toEqual(
-      unreadable(415, "the body is neither JSON nor a form: expected the Zulip JSON or Slack form format"),
+    const NEITHER = unreadable(
+      415,
+      "the body is neither JSON nor a form: expected the Zulip JSON or Slack form format",
     );
+    expect(await post(url, "application/xml", `<token>${TOKEN}</token>`)).toEqual(NEITHER);
+    // Plain text too, which the listener could read as text: the path takes JSON or a form.
+    expect(await post(url, "text/plain", `token=${TOKEN}`)).toEqual(NEITHER);
+    expect(await post(url, "text/plain; charset=utf-8", JSON.stringify({ token: TOKEN }))).toEqual(NEITHER);
     const TOO_LARGE = unreadable(413, `request body is larger than ${LIMIT} bytes`);
     const big = JSON.stringify({ token: TOKEN, data: "x".repeat(2 * LIMIT) });
     expect(await post(url, "application/json", big)).toEqual(TOO_LARGE);
