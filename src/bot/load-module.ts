@@ -116,6 +116,22 @@ async function importModule(file: string, fresh: boolean): Promise<unknown> {
 }
 
 /**
+ * `./bots/webhook-relay.ts`, as the guides name a shipped bot, in a project that installed
+ * bothost (where it has no `bots/` of its own): the path of bothost's own file, when it has one
+ * by that name.
+ */
+async function shippedBot(specifier: string, configDir: string): Promise<string | undefined> {
+  const name = /^(?:\.\/)?bots\/([\w-]+\.[mc]?[jt]s)$/.exec(specifier.replaceAll("\\", "/"))?.[1];
+  if (name === undefined) return undefined;
+  const shipped = `./node_modules/bothost/bots/${name}`;
+  const found = await stat(path.join(configDir, shipped)).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  return found ? shipped : undefined;
+}
+
+/**
  * The absolute file a specifier names, without loading it. Paths (`./x.ts`, `/abs/x.js`, `file:`
  * URLs) are resolved against `configDir`; other names are packages, resolved with Node's ESM rules
  * from `configDir`. A bare `bots/x.ts` that exists as a file is taken as that file.
@@ -136,9 +152,10 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
     // Only a relative path is read from the config's folder: an absolute one or a URL is as written.
     const relative = !specifier.startsWith("file:") && !path.isAbsolute(specifier);
     if (kind === "missing") {
+      const shipped = relative ? await shippedBot(specifier, configDir) : undefined;
       throw fail(
         "MODULE_NOT_FOUND",
-        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path${relative ? `; it starts at ${configDirIs}` : ""}`,
+        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path${relative ? `; it starts at ${configDirIs}` : ""}${shipped ? `; for the bot bothost ships by that name, write ${shipped}` : ""}`,
       );
     }
     if (kind === "folder") {

@@ -4,7 +4,7 @@
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -168,6 +168,26 @@ describe("errors", () => {
     expect(err.message).toBe(
       `bot "demo": module ./nope.ts was not found (no file test/fixtures/bots/nope.ts): check the path; it starts at the config file's folder`,
     );
+  });
+
+  it("MODULE_NOT_FOUND for a shipped bot named as in the clone names the path in the project", async () => {
+    // A project that installed bothost: its node_modules/bothost is the package (here, a link to it).
+    const project = await mkdtemp(path.join(tmpdir(), "bothost-project-"));
+    try {
+      await mkdir(path.join(project, "node_modules"));
+      await symlink(path.resolve("."), path.join(project, "node_modules/bothost"), "dir");
+      const err = await failure("./bots/webhook-relay.ts", project);
+      expect(err.code).toBe("MODULE_NOT_FOUND");
+      expect(err.message).toMatch(
+        /^bot "demo": module \.\/bots\/webhook-relay\.ts was not found \(no file .*bots\/webhook-relay\.ts\): check the path; it starts at the config file's folder; for the bot bothost ships by that name, write \.\/node_modules\/bothost\/bots\/webhook-relay\.ts$/,
+      );
+      // A name bothost ships no bot by is told as before.
+      expect((await failure("./bots/relay.ts", project)).message).toMatch(
+        /check the path; it starts at the config file's folder$/,
+      );
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
   });
 
   it("MODULE_NOT_FOUND for a folder", async () => {
