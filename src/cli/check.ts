@@ -5,7 +5,12 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
-import { runSetupOffline, type SetupProblem } from "../daemon/trial-setup.ts";
+import {
+  runSetupOffline,
+  type SetupProblem,
+  setupProblem,
+  undeclaredWebhook,
+} from "../daemon/trial-setup.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type FeatureName, featureLevels } from "../wire/feature-levels.ts";
@@ -84,6 +89,9 @@ async function setupProblems(
     const { module, command_prefix: commandPrefix } = b.config;
     const trial = await runSetupOffline({ ...b, module, commandPrefix });
     if (trial.problem) problems.push(trial.problem);
+    const configured = b.config.webhooks ? Object.keys(b.config.webhooks) : undefined;
+    const undeclared = trial.handle && undeclaredWebhook(b.name, configured, trial.handle.webhooks);
+    if (undeclared) problems.push(setupProblem({ name: b.name, module }, undeclared));
     if ((trial.handle?.commands?.describe().length ?? 0) > 0) withCommands.add(b.name);
     const declared = [...(trial.handle?.webhooks.keys() ?? [])];
     if (declared.length > 0) webhooks.set(b.name, declared);

@@ -8,7 +8,6 @@ import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
 import type { AccountBot } from "../bot/commands/shared-account.ts";
-import { BotSetupError } from "../bot/setup-error.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { DeadLetterSource } from "../events/dead-letter-source.ts";
@@ -24,7 +23,7 @@ import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
-import { runSetup } from "./trial-setup.ts";
+import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
 import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
@@ -114,13 +113,8 @@ export class BotRuntime {
     // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
     const all = types.includes("*") || types.includes("unknown");
     const { recurring, cronJobs, webhooks, startHandlers } = handle;
-    const undeclared = this.#o.webhookNames?.find((name) => !webhooks.has(name));
-    if (undeclared !== undefined) {
-      const declared = [...webhooks.keys()].join(", ") || "none";
-      throw new BotSetupError(
-        `bots.${this.name}.webhooks.${undeclared} in the config names no webhook of the bot's module (it declares ${declared}): use the name given to bot.webhook().`,
-      );
-    }
+    const undeclared = undeclaredWebhook(this.name, this.#o.webhookNames, webhooks);
+    if (undeclared) throw undeclared;
     if (this.#o.noListener) warnUnreachable(this.#o.log, webhooks);
     this.#setUp = {
       // Kept past setup: most bots declare none of them, and share the empty ones.

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
-import { DeclarationsRefused } from "../bot/setup-error.ts";
+import { BotSetupError, DeclarationsRefused } from "../bot/setup-error.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import { KV } from "../state/kv.ts";
@@ -169,6 +169,25 @@ const refused = new WeakSet<Error>();
 /** True for what a setup threw at a declaration bothost refused ({@link everyRefusal}): the bot's code to fix. */
 export function isRefusedDeclaration(err: unknown): boolean {
   return err instanceof Error && refused.has(err);
+}
+
+/**
+ * A `webhooks.<name>` of the bot's config that its setup declared no webhook by, as the refused
+ * declaration it is (`BOT_SETUP_INVALID`): `check` and the bot's start say it alike.
+ */
+export function undeclaredWebhook(
+  bot: string,
+  configured: readonly string[] | undefined,
+  declared: ReadonlyMap<string, unknown>,
+): BotSetupError | undefined {
+  const undeclared = configured?.find((name) => !declared.has(name));
+  if (undeclared === undefined) return undefined;
+  const names = [...declared.keys()].join(", ") || "none";
+  const err = new BotSetupError(
+    `bots.${bot}.webhooks.${undeclared} in the config names no webhook of the bot's module (it declares ${names}): use the name given to bot.webhook().`,
+  );
+  refused.add(err);
+  return err;
 }
 
 /** ` at bots/greeter.ts:12:7` when `err` was thrown in the user's code, else "". */
