@@ -6,7 +6,10 @@
 import type { InProcessDaemon } from "./in-process-daemon.ts";
 import { kitError, shown } from "./kit-arguments.ts";
 
-/** What a test sends: a JSON body (a string is sent as it is), headers, the method (default POST). */
+/**
+ * What a test sends: a JSON body (a string is sent as it is, declared `application/json` when it
+ * is JSON text), headers (a `content-type` among them is sent instead), the method (default POST).
+ */
 export interface WebhookRequest {
   body?: unknown;
   headers?: Record<string, string>;
@@ -38,9 +41,13 @@ export async function sendWebhook(
     throw kitError(`webhook: ${bot} serves no webhooks here: run it with runBot({ …, webhooks: true })`);
   const { body, method = "POST" } = request;
   const json = body !== undefined && typeof body !== "string";
+  // A string is sent as it is (its bytes signed by the test, say): declared as JSON when it is
+  // JSON text, as a sender declares it, unless the test gives the content type.
+  const typed = Object.keys(request.headers ?? {}).some((h) => h.toLowerCase() === "content-type");
+  const declareJson = !typed && (json || (typeof body === "string" && isJsonText(body)));
   const res = await fetch(`${base}/webhooks/${encodeURIComponent(bot)}/${encodeURIComponent(name)}`, {
     method,
-    headers: { ...(json && { "content-type": "application/json" }), ...request.headers },
+    headers: { ...(declareJson && { "content-type": "application/json" }), ...request.headers },
     ...(body !== undefined && { body: json ? JSON.stringify(body) : (body as string) }),
   });
   const text = await res.text();
@@ -51,4 +58,13 @@ export async function sendWebhook(
     // Not JSON: the text as it is.
   }
   return { status: res.status, body: parsed, headers: Object.fromEntries(res.headers) };
+}
+
+function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

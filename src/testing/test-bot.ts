@@ -112,7 +112,8 @@ export interface TestBot {
   /**
    * Send a request to the bot's inbound webhook `name` (`bot.webhook(name, …)`) as a sender
    * would: `POST /webhooks/<bot>/<name>` on its listener (`runBot({ webhooks: true })`), `body`
-   * as JSON (a string as it is). Resolves what the listener answered; the handler runs after.
+   * as JSON (a string as it is, declared JSON when it is JSON text). Resolves what the listener
+   * answered; the handler runs after.
    */
   webhook(name: string, request?: WebhookRequest): Promise<WebhookResponse>;
   /** Every message the bot has sent, oldest first. */

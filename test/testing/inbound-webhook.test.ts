@@ -3,6 +3,7 @@
  * listener of the bot's own, and `bot.webhook(name, request)` sends a request as a sender would.
  * The bot is the guide's deploy announcer: a bearer token, a JSON body, a post in a channel.
  */
+import { createHmac } from "node:crypto";
 import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
 import { z } from "zod";
@@ -61,4 +62,35 @@ test("without webhooks: true, or by a name it does not declare, the test is told
   expect((await served.webhook("deploy")).status).toBe(404);
   await served.stop();
   await expect(served.webhook("deploys")).rejects.toThrow("webhook: served is stopped: start() it first");
+});
+
+test("a signed JSON string body reaches the handler parsed, as GitHub sends it", async ({ runBot }) => {
+  const SECRET = "github-secret-for-tests";
+  const github = defineBot({
+    setup(bot) {
+      bot.webhook("github", { verify: { type: "github", secret: SECRET } }, (ctx) => ({
+        action: (ctx.request.body as { action?: string } | undefined)?.action ?? null,
+        type: ctx.request.headers["content-type"],
+      }));
+    },
+  });
+  const bot = await runBot({ bot: github, name: "github", webhooks: true });
+  // The test signs the exact bytes it sends: the body as a string.
+  const body = JSON.stringify({ action: "opened" });
+  const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+  const sent = await bot.webhook("github", { body, headers: { "x-hub-signature-256": signature } });
+  expect(sent).toMatchObject({ status: 200, body: { action: "opened", type: "application/json" } });
+  // A content type the test gives is the one sent.
+  const text = await bot.webhook("github", {
+    body,
+    headers: { "x-hub-signature-256": signature, "Content-Type": "text/plain" },
+  });
+  expect(text).toMatchObject({ status: 200, body: { action: null, type: "text/plain" } });
+  // A string that is not JSON is sent as text, as before.
+  const plain = "action=opened";
+  const form = await bot.webhook("github", {
+    body: plain,
+    headers: { "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(plain).digest("hex")}` },
+  });
+  expect(form).toMatchObject({ status: 200, body: { action: null, type: "text/plain;charset=UTF-8" } });
 });
