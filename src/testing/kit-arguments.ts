@@ -4,6 +4,7 @@
  */
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { definitionProblems } from "../bot/definition-problems.ts";
+import { suggest } from "../config/did-you-mean.ts";
 import { parseDuration } from "../config/duration.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
@@ -51,6 +52,44 @@ export function checkRunBotArguments(sandbox: unknown, options: unknown): void {
     );
   if ((options as { bot?: unknown }).bot === undefined)
     throw kitError("runBot: no bot given: pass { bot }, what defineBot returned or a module path");
+  checkRunBotOptions(options as Record<string, unknown>);
+}
+
+const RUN_BOT_OPTIONS = [
+  "bot",
+  "name",
+  "email",
+  "channels",
+  "settings",
+  "config",
+  "clock",
+  "outgoingWebhook",
+  "webhooks",
+];
+
+/** runBot's options other than `bot` and `outgoingWebhook` (checked with the bot's start): known, of their types. */
+function checkRunBotOptions(options: Record<string, unknown>): void {
+  for (const key of Object.keys(options)) {
+    if (RUN_BOT_OPTIONS.includes(key)) continue;
+    const meant = suggest(key, RUN_BOT_OPTIONS);
+    throw kitError(
+      `runBot: ${key} is not an option${meant ? `: did you mean ${meant}?` : ""} (it takes ${RUN_BOT_OPTIONS.join(", ")})`,
+    );
+  }
+  const { name, email, channels, config, webhooks } = options;
+  for (const [key, value] of [
+    ["name", name],
+    ["email", email],
+    ["config", config],
+  ] as const)
+    if (value !== undefined && typeof value !== "string")
+      throw kitError(`runBot: ${key} must be a string, got ${shown(value)}`);
+  if (channels !== undefined && !(Array.isArray(channels) && channels.every((c) => typeof c === "string")))
+    throw kitError(
+      `runBot: channels must be a list of channel names, got ${shown(channels)}: channels: ["general"]`,
+    );
+  if (webhooks !== undefined && typeof webhooks !== "boolean")
+    throw kitError(`runBot: webhooks must be true or false, got ${shown(webhooks)}`);
 }
 
 /** A message's id where the kit waits on one (`handled`, `progress`). */

@@ -84,6 +84,35 @@ describe("runBot's arguments", () => {
   });
 });
 
+describe("runBot's options", () => {
+  const invalid = (message: string) => ({ code: "INVALID_ARGUMENT", message });
+  const quiet = { setup() {} };
+
+  test("an unknown option or one of the wrong type is named before the bot starts", async ({
+    runBot,
+    sandbox,
+  }) => {
+    const run = runBot as unknown as (options: Record<string, unknown>) => Promise<unknown>;
+    const takes = "(it takes bot, name, email, channels, settings, config, clock, outgoingWebhook, webhooks)";
+    await expect(run({ bot: quiet, name: "typo", webhook: true })).rejects.toMatchObject(
+      invalid(`runBot: webhook is not an option: did you mean webhooks? ${takes}`),
+    );
+    await expect(run({ bot: quiet, name: "email", email: 5 })).rejects.toMatchObject(
+      invalid("runBot: email must be a string, got 5"),
+    );
+    await expect(run({ bot: quiet, name: "chans", channels: "general" })).rejects.toMatchObject(
+      invalid(
+        'runBot: channels must be a list of channel names, got the string "general": channels: ["general"]',
+      ),
+    );
+    await expect(run({ bot: quiet, name: "hooks", webhooks: "yes" })).rejects.toMatchObject(
+      invalid('runBot: webhooks must be true or false, got the string "yes"'),
+    );
+    // Nothing was created on the sandbox for them.
+    expect(sandbox.control.users().filter((u) => u.email.startsWith("chans"))).toEqual([]);
+  });
+});
+
 describe("a running bot's members", () => {
   const MEMBER = "member@sandbox.example";
   const invalid = (message: string) => ({ code: "INVALID_ARGUMENT", message });
