@@ -180,6 +180,13 @@ export class HttpListener {
       logger: false,
       bodyLimit: o.bodyLimit,
       requestTimeout: o.requestTimeoutMs,
+      // Given to Node's server as it is made too: set afterwards (as fastify sets it), it left
+      // headersTimeout at 60 s and a request whose body trickled in was never cut off. Checked
+      // each second (Node's default is every 30 s, a limit passed being answered up to 30 s late).
+      http: {
+        requestTimeout: o.requestTimeoutMs,
+        connectionsCheckingInterval: Math.min(1_000, Math.max(100, o.requestTimeoutMs)),
+      },
       keepAliveTimeout: 5_000,
       // Answered below: an outgoing-webhook delivery must not get a 503 while the listener closes.
       return503OnClosing: false,
