@@ -211,6 +211,12 @@ export class HttpListener {
       reply.code(404).send({ error: `no route for ${request.method} ${pathOf(request)}` }),
     );
     app.setErrorHandler((err: FastifyError, request, reply) => {
+      // The sender hung up before its body was read: its failure, not bothost's (no answer reaches it).
+      if (request.raw.readableAborted && err.code === "ECONNRESET") {
+        const line = { method: request.method, path: pathOf(request), remoteAddress: request.ip };
+        log.info(line, "http request: the client closed the connection before its body was read");
+        return reply.code(400).send({ error: "the connection closed before the body was read" });
+      }
       const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
       if (status >= 500) log.error({ err, path: pathOf(request) }, "http request failed");
       return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });

@@ -1,6 +1,7 @@
 /**
- * `http.request_timeout`: a request whose body is still arriving when it passes is answered 408
- * about then, not at Node's next 30 s connection check.
+ * A request whose body does not arrive whole: `http.request_timeout` answers it 408 about when it
+ * passes, not at Node's next 30 s connection check; a sender that hangs up mid-body is logged as
+ * such, not as a failure of bothost's.
  */
 import { connect } from "node:net";
 import { afterEach, expect, it } from "vitest";
@@ -56,3 +57,23 @@ it("a body sent too slowly is answered 408 within a second of http.request_timeo
   expect(answer.ms).toBeGreaterThanOrEqual(1_000);
   expect(answer.ms).toBeLessThan(3_000);
 }, 40_000);
+
+it("a sender that closes the connection mid-body is logged at info, not as a failed request", async () => {
+  sandbox = await startSandbox();
+  const email = "hook-bot@sandbox.example";
+  sandbox.control.createUser({ email, full_name: "Hook", bot: "generic" });
+  running = await startDaemon(sandbox, { hook: { email, definition: hook as BotDefinition<never, never> } });
+  const { port } = new URL(running.url);
+  const socket = connect(Number(port), "127.0.0.1");
+  await new Promise((resolve) => socket.once("connect", resolve));
+  socket.write(
+    'POST /webhooks/hook/deploys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a"',
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  socket.destroy();
+  const logs = running.logs;
+  await expect
+    .poll(() => logs.find((l) => String(l.msg).startsWith("http request: the client closed")))
+    .toMatchObject({ level: 30, method: "POST", path: "/webhooks/hook/deploys" });
+  expect(logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+});
