@@ -37,6 +37,16 @@ describe("verifyRequest", () => {
       ok: false,
       reason: "missing timestamp in x-signature (t=…)",
     });
+    const signedAt = (t: string) => ({ "x-signature": `t=${t},v1=${hmac("k", `${t}.${body}`)}` });
+    expect(verifyRequest(verify, signedAt("abc"), body, 1005)).toEqual({
+      ok: false,
+      reason: "timestamp in x-signature (t=…) is not whole unix seconds",
+    });
+    expect(verifyRequest(verify, signedAt("1000000"), body, 1005)).toMatchObject({ ok: false });
+    expect(verifyRequest(verify, signedAt("1700000000000"), body, 1005)).toEqual({
+      ok: false,
+      reason: "timestamp in x-signature (t=…) is not whole unix seconds (milliseconds?)",
+    });
     expect(verifyRequest(verify, { "x-signature": "t=1000" }, body, 1005)).toEqual({
       ok: false,
       reason: "missing v1=<hex> signature in x-signature",
