@@ -13,6 +13,7 @@ import { isConfigError } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import { Daemon } from "../daemon/daemon.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
@@ -71,7 +72,11 @@ async function settingsOf(name: string, bot: InProcessBot, fromYaml: unknown, so
   } catch (err) {
     if (!isConfigError(err)) throw err;
     const lines = err.problems.map((p) => `  ${p.path}: ${p.message}`);
-    throw new Error(`${name}'s settings would be refused by bothost run:\n${lines.join("\n")}`);
+    // The loader's code kept (CONFIG_INVALID), as for a refused config entry.
+    throw new BothostError(
+      err.code,
+      `${name}'s settings would be refused by bothost run:\n${lines.join("\n")}`,
+    );
   }
 }
 

@@ -54,9 +54,11 @@ describe("the vitest fixture", () => {
 
   // As `bothost run` would: a bare parse of the schema dropped the unknown key and let the test pass.
   test("refuses settings bothost run would refuse, naming each setting's path", async ({ runBot }) => {
-    await expect(runBot({ bot: echo, name: "echo", settings: { prefx: "echo: " } })).rejects.toThrow(
-      'echo\'s settings would be refused by bothost run:\n  bots.echo.settings.prefx: is not a setting of this bot: did you mean "prefix"?',
-    );
+    await expect(runBot({ bot: echo, name: "echo", settings: { prefx: "echo: " } })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+      message:
+        'echo\'s settings would be refused by bothost run:\n  bots.echo.settings.prefx: is not a setting of this bot: did you mean "prefix"?',
+    });
     await expect(runBot({ bot: echo, name: "echo", settings: { prefix: 5 } })).rejects.toThrow(
       "  bots.echo.settings.prefix: must be text, not a whole number",
     );
