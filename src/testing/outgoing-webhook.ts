@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { SandboxControl } from "../sandbox/types.ts";
 import type { InProcessDaemon } from "./in-process-daemon.ts";
 import { LISTENER } from "./inbound-webhook.ts";
+import { kitError } from "./kit-arguments.ts";
 
 /** How {@link RunBotOptions.outgoingWebhook} runs the bot. */
 export interface OutgoingWebhookOptions {
@@ -39,25 +40,25 @@ const TOKEN_ENV = "BOTHOST_TEST_OUTGOING_TOKEN";
 export function checkOutgoingOptions(value: unknown, config: string | undefined): void {
   if (value === undefined || value === false || value === true) {
     if (value === true && config !== undefined && /^\s*outgoing_webhook\s*:/m.test(config)) {
-      throw new Error(
+      throw kitError(
         "runBot: outgoingWebhook writes the bot's outgoing_webhook entry: leave outgoing_webhook out of config (its reply deadline is outgoingWebhook: { replyDeadlineMs })",
       );
     }
     return;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error("runBot: outgoingWebhook is true, false or { interface, replyDeadlineMs }");
+    throw kitError("runBot: outgoingWebhook is true, false or { interface, replyDeadlineMs }");
   }
   checkOutgoingOptions(true, config);
   const { interface: format, replyDeadlineMs, ...rest } = value as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) {
-    throw new Error(
+    throw kitError(
       `runBot: outgoingWebhook.${unknown[0]} is not an option: it takes interface and replyDeadlineMs`,
     );
   }
   if (format !== undefined && format !== "zulip" && format !== "slack") {
-    throw new Error(`runBot: outgoingWebhook.interface is "zulip" or "slack", not ${JSON.stringify(format)}`);
+    throw kitError(`runBot: outgoingWebhook.interface is "zulip" or "slack", not ${JSON.stringify(format)}`);
   }
   if (
     replyDeadlineMs !== undefined &&
@@ -67,7 +68,7 @@ export function checkOutgoingOptions(value: unknown, config: string | undefined)
       (replyDeadlineMs as number) <= 10_000
     )
   ) {
-    throw new Error(
+    throw kitError(
       `runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds from 1 to 10000 (the server waits 10 s), not ${JSON.stringify(replyDeadlineMs)}`,
     );
   }
@@ -85,7 +86,7 @@ export function outgoingMode(
 ): OutgoingMode {
   const account = control.users().find((u) => u.email === email)!;
   if (account.bot_type !== 3 && account.bot_type !== 4) {
-    throw new Error(
+    throw kitError(
       `runBot: ${email} is not an outgoing-webhook bot: outgoingWebhook needs one (an org's bot of type outgoing or embedded), or an email the sandbox has no account for`,
     );
   }

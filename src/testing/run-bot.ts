@@ -26,6 +26,7 @@ import {
   checkWaitOptions,
   checkWebhookRequest,
   givenBot,
+  kitError,
 } from "./kit-arguments.ts";
 import { checkOutgoingOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { progressView } from "./progress-view.ts";
@@ -57,7 +58,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   checkRunBotArguments(sandbox, options);
   const name = options.name ?? "bot";
   const badName = botNameProblem(name);
-  if (badName) throw new Error(`runBot: name ${badName}`);
+  if (badName) throw kitError(`runBot: name ${badName}`);
   const email = options.email ?? `${name}-bot@sandbox.example`;
   // Taken before anything waits, so that two runBot calls at once cannot both take it.
   const hold = nameHold(sandbox, name, email);
@@ -102,7 +103,7 @@ async function startBot(
   }
   const userId = control.users().find((u) => u.email === email)!.user_id;
   if (options.clock && Math.abs(options.clock.now() - control.now()) > 1_000) {
-    throw new Error(
+    throw kitError(
       "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
     );
   }
@@ -284,8 +285,8 @@ async function startBot(
     }
   };
   const start = async () => {
-    if (wiped) throw new Error(`${name} cannot start: stop({ wipe: true }) deleted its state`);
-    if (running) throw new Error(`${name} is running: stop() it before start()`);
+    if (wiped) throw kitError(`${name} cannot start: stop({ wipe: true }) deleted its state`);
+    if (running) throw kitError(`${name} is running: stop() it before start()`);
     hold.take("start");
     try {
       running = await launch(current);

@@ -108,6 +108,16 @@ describe("runBot's options", () => {
     await expect(run({ bot: quiet, name: "hooks", webhooks: "yes" })).rejects.toMatchObject(
       invalid('runBot: webhooks must be true or false, got the string "yes"'),
     );
+    await expect(run({ bot: quiet, name: "Bad Name" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(
+      run({ bot: quiet, name: "late", outgoingWebhook: { deadline: 3000 } }),
+    ).rejects.toMatchObject(
+      invalid("runBot: outgoingWebhook.deadline is not an option: it takes interface and replyDeadlineMs"),
+    );
+    const running = (await run({ bot: quiet, name: "twice" })) as { start(): Promise<void> };
+    await expect(running.start()).rejects.toMatchObject(
+      invalid("twice is running: stop() it before start()"),
+    );
     // Nothing was created on the sandbox for them.
     expect(sandbox.control.users().filter((u) => u.email.startsWith("chans"))).toEqual([]);
   });
