@@ -150,6 +150,7 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     );
   }
   const idempotencyKey = read;
+  noHeaderOnce(options, source, log);
   const claimKey = idempotencyKey ?? verdict.replayKey;
   const storeKey =
     claimKey === undefined ? undefined : `${name}:${createHash("sha256").update(claimKey).digest("hex")}`;
@@ -251,6 +252,25 @@ function readKey(options: WebhookOptions, source: WebhookKeySource) {
           ? "an object"
           : `a ${typeof key}`;
   return { reason: `returned ${got}, not a string or undefined`, err: undefined };
+}
+
+/** The webhooks whose `idempotencyHeader` a request lacked, said once each (a process's). */
+const headerMissingSaid = new WeakSet<WebhookOptions>();
+
+/**
+ * A verified request without the declared `idempotencyHeader` at all: said once per webhook, as
+ * a misspelt header name leaves every request keyless (each redelivery handled again). The
+ * request's header names (never their values) show what the sender sends.
+ */
+function noHeaderOnce(options: WebhookOptions, source: WebhookKeySource, log: Pick<Logger, "warn">): void {
+  const header = options.idempotencyHeader;
+  if (header === undefined || header.toLowerCase() in source.headers || headerMissingSaid.has(options))
+    return;
+  headerMissingSaid.add(options);
+  log.warn(
+    { header, headers: Object.keys(source.headers).slice(0, 30) },
+    "webhook request without its idempotencyHeader: handled without a key, so a redelivery of it would be handled again; is the header's name the one the sender sends? (said once)",
+  );
 }
 
 /** A handled request's claim (a run under way keeps `{ running: <since> }`; older versions kept a time). */

@@ -182,3 +182,31 @@ describe("the config's webhooks entries", () => {
     );
   });
 });
+
+describe("a request without the declared idempotencyHeader", () => {
+  it("is handled without a key, and said once: the header's name, the names (never the values) the request has", async () => {
+    const { definition } = ticketBot();
+    const logs: Record<string, unknown>[] = [];
+    const running = await world.daemon(
+      { hooks: { email: BOT, definition } },
+      { global: "http:\n  listen: 127.0.0.1:0", stateDir: await stateDir(), logs },
+    );
+    const url = running.daemon.http!.url!;
+    // A misspelt name in the bot, or a sender that sends another: `X-Delivery` here, not `X-Id`.
+    const post = async () =>
+      (
+        await request(`${url}/webhooks/hooks/ticket`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-delivery": "d-secret-value" },
+          body: "{}",
+        })
+      ).statusCode;
+    expect([await post(), await post()]).toEqual([200, 200]);
+    const said = logs.filter((l) =>
+      String(l.msg).startsWith("webhook request without its idempotencyHeader"),
+    );
+    expect(said).toMatchObject([{ level: 40, webhook: "ticket", header: "X-Id" }]);
+    expect(said[0]!.headers).toContain("x-delivery");
+    expect(JSON.stringify(said)).not.toContain("d-secret-value");
+  });
+});
