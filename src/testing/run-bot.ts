@@ -80,16 +80,7 @@ async function startBot(
   hold: NameHold,
 ): Promise<TestBot> {
   checkOutgoingOptions(options.outgoingWebhook, options.config);
-  const definition =
-    typeof options.bot === "string"
-      ? (
-          await loadBotModule(options.bot, {
-            configDir: process.cwd(),
-            configDirIs: "the current directory",
-            botName: name,
-          })
-        ).definition
-      : givenBot(options.bot, "runBot");
+  const definition = await definitionOf(options.bot, name, "runBot");
   const control = sandbox.control;
   if (!control.users().some((u) => u.email === email)) {
     const owner = control.users().find((u) => u.role === 100 && !u.is_bot)?.email;
@@ -327,8 +318,8 @@ async function startBot(
     restart: async (options) => {
       checkStopOptions(options, "restart", ["crash", "bot"]);
       const { crash = false, bot } = options ?? {};
-      // Checked first: a value that is no bot leaves the bot running as it was.
-      const next = bot ? givenBot(bot, "restart") : current;
+      // Checked (and loaded) first: a value that is no bot leaves the bot running as it was.
+      const next = bot ? ((await definitionOf(bot, name, "restart")) as typeof current) : current;
       await stop({ crash });
       current = next;
       await start();
@@ -339,4 +330,15 @@ async function startBot(
     },
     start,
   };
+}
+
+/** A bot as `runBot` and `restart` take it: its definition, or its module's path from the current directory. */
+async function definitionOf(bot: unknown, name: string, where: string) {
+  if (typeof bot !== "string") return givenBot(bot, where);
+  const loaded = await loadBotModule(bot, {
+    configDir: process.cwd(),
+    configDirIs: "the current directory",
+    botName: name,
+  });
+  return loaded.definition;
 }

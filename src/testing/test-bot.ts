@@ -127,12 +127,13 @@ export interface TestBot {
    * dead letters, bookings and `ctx.state` carry over, and messages posted meanwhile are caught
    * up. `crash: true` cuts off the handlers still running (nothing they staged is kept, their
    * messages are handled again); else they may finish, as on SIGTERM. `bot`: start this
-   * definition instead (a new version of the bot), from now on.
+   * definition instead (a new version of the bot), from now on; or its module's path, as
+   * `runBot` takes it (from the current directory).
    */
   restart(options?: {
     crash?: boolean;
     // biome-ignore lint/suspicious/noExplicitAny: any bot definition, whatever its settings schema
-    bot?: BotDefinition<any, any>;
+    bot?: BotDefinition<any, any> | string;
   }): Promise<void>;
   /**
    * Stop the bot (its queue is deleted), keeping its state (dialogs, dead letters, `ctx.state`,

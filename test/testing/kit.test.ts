@@ -45,6 +45,13 @@ describe("the vitest fixture", () => {
     expect(reply.content).toBe("by path");
   });
 
+  test("restart({ bot }) takes a module path too: the new version runs from then on", async ({ runBot }) => {
+    const bot = await runBot({ bot: "./test/fixtures/bots/plain.ts", name: "echo" });
+    await bot.restart({ bot: "./bots/echo.ts" });
+    const reply = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "new version" });
+    expect(reply.content).toBe("new version");
+  });
+
   // A test has no config file: a relative path is read from where the tests run.
   test("a module path that names no file says where it was looked for", async ({ runBot }) => {
     await expect(runBot({ bot: "./bots/nope.ts", name: "nope" })).rejects.toThrow(
