@@ -5,6 +5,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
+import { outgoingAccountProblem } from "../daemon/sandbox-accounts.ts";
 import {
   runSetupOffline,
   type SetupProblem,
@@ -155,30 +156,8 @@ async function checkOne(name: string, bot: BotConfig, sandbox: Sandbox | undefin
   if (me.status === "fulfilled" && settings.status === "rejected") {
     result.problem = `could not read the server's version: ${describe(settings.reason)}`;
   }
-  result.problem ??= sandboxOutgoingProblem(name, bot, sandbox);
+  if (sandbox) result.problem ??= outgoingAccountProblem(name, bot, sandbox.control);
   return result;
-}
-
-/**
- * On the embedded sandbox, an outgoing-webhook bot whose org file account would not reach it: not
- * an outgoing-webhook bot, or its token not the config's (every delivery refused 401). Tokens are
- * compared, never shown.
- */
-function sandboxOutgoingProblem(
-  name: string,
-  bot: BotConfig,
-  sandbox: Sandbox | undefined,
-): string | undefined {
-  const token = bot.outgoing_webhook?.token;
-  if (bot.server.url !== "sandbox" || token === undefined || sandbox === undefined) return undefined;
-  const account = sandbox.control.users().find((u) => u.email === bot.email);
-  if (account === undefined) return undefined;
-  const orgFile = "the org file (server.sandbox.org)";
-  if (account.bot_type !== 3 && account.bot_type !== 4)
-    return `${bot.email} is not an outgoing-webhook bot on the embedded sandbox, so it is sent no deliveries: give it type: outgoing in ${orgFile}, with outgoing: { url, token }`;
-  if (account.outgoing_token !== token)
-    return `the outgoing token of ${bot.email} in ${orgFile} is not bots.${name}.outgoing_webhook.token: every delivery would be refused 401; give the account the same token (outgoing: { token })`;
-  return undefined;
 }
 
 function describe(err: unknown): string {

@@ -15,7 +15,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon } from "./daemon.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport, withFixedOf } from "./reload-plan.ts";
-import { checkSandboxAccounts } from "./sandbox-accounts.ts";
+import { checkSandboxAccounts, outgoingAccountProblem } from "./sandbox-accounts.ts";
 
 export type Booted = Awaited<ReturnType<typeof bootDaemon>>;
 
@@ -64,6 +64,14 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
     if (sandbox) {
       checkSandboxAccounts(config, source, sandbox.control);
       log.info({ url: sandbox.url }, "embedded sandbox started");
+      for (const [bot, entry] of Object.entries(config.bots)) {
+        const problem = outgoingAccountProblem(bot, entry, sandbox.control);
+        if (problem)
+          log.warn(
+            { bot, problem },
+            "the embedded sandbox's account of an outgoing-webhook bot would not reach it",
+          );
+      }
     }
     // state.path: this instance runs every bot; state.redis: instances share them by leases.
     const { store, coordinator, reportRedis } = await openState(config, log, options.statePath);

@@ -1,12 +1,12 @@
 /**
  * `bothost check` on the embedded sandbox, for an outgoing-webhook bot: an org file account that
  * would never reach the bot (not an outgoing-webhook bot, or another token than the config's) is
- * said, naming both files' settings and never a token.
+ * said, naming both files' settings and never a token; `bothost run` warns of it at start.
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hasStackTrace, runCli } from "../support/cli.ts";
+import { hasStackTrace, killAll, runCli, spawnCli } from "../support/cli.ts";
 import { initProject } from "../support/init-project.ts";
 
 const TOKEN = "HelperServiceToken0123456789abcd";
@@ -30,6 +30,7 @@ beforeAll(async () => {
   org = await readFile(path.join(project, "org.yaml"), "utf8");
 });
 afterAll(async () => {
+  await killAll();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -73,4 +74,22 @@ it("the same token passes", { timeout: 30_000 }, async () => {
   const { code, stdout, stderr } = await check();
   expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   expect(stdout).toContain("All 2 bots are ready.");
+});
+
+it("bothost run warns of it at start, the bot running all the same, the tokens not shown", {
+  timeout: 30_000,
+}, async () => {
+  await withHelper(`type: outgoing, outgoing: { url: "http://127.0.0.1:1/hooks/helper", token: ${OTHER} }`);
+  const daemon = spawnCli(["run"], { cwd: project, env: { HELPER_TOKEN: TOKEN } });
+  const warned = await daemon.waitForLog((l) => String(l.msg).startsWith("the embedded sandbox's account"));
+  expect(warned).toMatchObject({
+    level: 40,
+    bot: "helper",
+    problem: expect.stringContaining("is not bots.helper.outgoing_webhook.token"),
+  });
+  await daemon.waitForLog((l) => l.msg === "daemon started");
+  expect(daemon.stdout() + daemon.stderr()).not.toContain(OTHER);
+  expect(daemon.stdout() + daemon.stderr()).not.toContain(TOKEN);
+  daemon.child.kill("SIGTERM");
+  expect((await daemon.exited).code).toBe(0);
 });
