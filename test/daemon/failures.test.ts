@@ -100,15 +100,17 @@ describe("a handler that throws", () => {
     expect(d.logged("kept as dead letter flaky/1")).toHaveLength(1);
   });
 
+  /** A bot whose handler waits until its signal aborts, then throws the abort's reason. */
+  const stuck = defineBot({
+    setup(bot: BotApi) {
+      bot.on("message", { sender: MEMBER }, (ctx) => {
+        const { signal } = ctx;
+        return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+      });
+    },
+  });
+
   it("every attempt cut off by handler_timeout is kept with the timeout's error, not an abort's", async () => {
-    const stuck = defineBot({
-      setup(bot: BotApi) {
-        bot.on("message", { sender: MEMBER }, (ctx) => {
-          const { signal } = ctx;
-          return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
-        });
-      },
-    });
     const clock = new ManualClock(Date.now());
     const d = await start(stuck, `${RETRIES}\nhandler_timeout: 1s`, clock);
     post("stuck");
@@ -124,14 +126,6 @@ describe("a handler that throws", () => {
   });
 
   it("each attempt's timeout and pause lines name the bot, the message, its conversation and the attempt", async () => {
-    const stuck = defineBot({
-      setup(bot: BotApi) {
-        bot.on("message", { sender: MEMBER }, (ctx) => {
-          const { signal } = ctx;
-          return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
-        });
-      },
-    });
     const clock = new ManualClock(Date.now());
     const d = await start(stuck, `${RETRIES}\nhandler_timeout: 1s`, clock);
     const id = post("stuck", "where");

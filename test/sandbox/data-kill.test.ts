@@ -33,16 +33,23 @@ async function started(args: string[]): Promise<{ proc: CliProcess; url: string 
   }
 }
 
-it("a change the sandbox answered is kept in its data file through a kill -9, and its id is not given again", {
-  timeout: 60_000,
-}, async () => {
+/** The first sandbox, on a data file of a fresh folder: its accounts' keys read from their zuliprc files. */
+async function firstSandbox() {
   assertBuilt();
   dir = await mkdtemp(path.join(tmpdir(), "bothost-sandbox-kill-"));
   const data = path.join(dir, "data.json");
   const rcDir = path.join(dir, "rc");
   const first = await started(["--data", data, "--zuliprc-dir", rcDir]);
-  const rc = await readFile(path.join(rcDir, `${MEMBER}.zuliprc`), "utf8");
-  const key = /^key=(.*)$/m.exec(rc)![1]!;
+  const keyOf = async (email: string) =>
+    /^key=(.*)$/m.exec(await readFile(path.join(rcDir, `${email}.zuliprc`), "utf8"))![1]!;
+  return { data, first, keyOf };
+}
+
+it("a change the sandbox answered is kept in its data file through a kill -9, and its id is not given again", {
+  timeout: 60_000,
+}, async () => {
+  const { data, first, keyOf } = await firstSandbox();
+  const key = await keyOf(MEMBER);
   const dm = (url: string, content: string) =>
     new Caller(url, { authorization: basicAuth(MEMBER, key) }).post("/messages", {
       type: "direct",
@@ -80,13 +87,7 @@ it("a change the sandbox answered is kept in its data file through a kill -9, an
 it("a scheduled message the sandbox sent is in its data file before a poll hands it out, through a kill -9", {
   timeout: 150_000,
 }, async () => {
-  assertBuilt();
-  dir = await mkdtemp(path.join(tmpdir(), "bothost-sandbox-kill-"));
-  const data = path.join(dir, "data.json");
-  const rcDir = path.join(dir, "rc");
-  const first = await started(["--data", data, "--zuliprc-dir", rcDir]);
-  const keyOf = async (email: string) =>
-    /^key=(.*)$/m.exec(await readFile(path.join(rcDir, `${email}.zuliprc`), "utf8"))![1]!;
+  const { data, first, keyOf } = await firstSandbox();
   const owner = "owner@sandbox.example";
   const as = (url: string, email: string, key: string) =>
     new Caller(url, { authorization: basicAuth(email, key) });
