@@ -69,8 +69,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     log,
     onResponse: options.onResponse,
     // A change is in the file before an answer tells of it (a request's, or a poll's that carries
-    // a scheduled message sent): killed then, the sandbox gives no id twice.
-    beforeAnswer: saver && ((method) => (method === "GET" ? saver.flushPending() : saver.flush())),
+    // a scheduled message sent): killed then, the sandbox gives no id twice. A GET or a refusal
+    // changed nothing itself: the file is written only if a change waits.
+    beforeAnswer:
+      saver &&
+      ((method, status) => (method === "GET" || status >= 400 ? saver.flushPending() : saver.flush())),
     chat: options.chatPage ? (url, res) => serveChat(core, url, res) : undefined,
   });
   const runGc = () => {

@@ -41,8 +41,8 @@ export interface ServerDeps {
   limiter: RateLimiter;
   log: RequestLogEntry[];
   onResponse?: ((record: ResponseRecord) => void) | undefined;
-  /** Called before a request is answered, with its method (the data file written first). */
-  beforeAnswer?: ((method: string) => void) | undefined;
+  /** Called before a request is answered, with its method and status (the data file written first). */
+  beforeAnswer?: ((method: string, status: number) => void) | undefined;
   /** The chat page's routes (`/chat…`), when it is served. */
   chat?: ((url: URL, res: ServerResponse) => boolean) | undefined;
 }
@@ -96,7 +96,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     entry.status = status;
     deps.log.push(entry);
     deps.onResponse?.({ method: effectiveMethod, route: routePattern, status, body });
-    deps.beforeAnswer?.(effectiveMethod);
+    deps.beforeAnswer?.(effectiveMethod, status);
     sendJson(res, status, body, headers);
     deps.core.changed();
   };
