@@ -98,7 +98,7 @@ export async function forget(client: Redis, prefix: string, path: string, member
  * Define the index's commands on `client`, and index every key of the store once, when
  * `<prefix>#indexed` is absent: one SCAN of `<prefix>:*`, logged with the count.
  */
-export async function indexOnce(
+async function indexOnce(
   client: Redis,
   prefix: string,
   log?: { info(obj: object, msg?: string): void },
@@ -115,6 +115,41 @@ export async function indexOnce(
   }
   await client.set(marker, "1");
   log?.info({ prefix, keys: count }, "state store: existing keys indexed");
+}
+
+/** What {@link openIndex} logs to: an error line when there is a place for one. */
+export interface LostDataLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error?(obj: object, msg?: string): void;
+}
+
+/**
+ * Index a store's keys once ({@link indexOnce}), then watch for Redis losing them: answering
+ * again after an outage without `<prefix>#indexed`, it restarted without persistence or was
+ * flushed. Nothing else would tell: each bot's lease is taken again and the bot starts afresh, as
+ * on a new store. One line says so, and the index is made again (so a next loss is told too).
+ */
+export async function openIndex(
+  client: Redis,
+  prefix: string,
+  where: string,
+  log?: LostDataLog,
+): Promise<void> {
+  await indexOnce(client, prefix, log);
+  if (log === undefined) return;
+  // Every `ready` from now on is a reconnection.
+  client.on("ready", () => {
+    void (async () => {
+      if ((await client.exists(`${prefix}#indexed`)) === 1) return;
+      const line = log.error?.bind(log) ?? log.warn.bind(log);
+      line(
+        { redis: where, prefix },
+        "Redis came back without bothost's keys (restarted without persistence, or flushed): each bot starts over from the newest message; what was sent meanwhile is not handled, and open dialogs, dead letters and recorded effects are gone. Run Redis with appendonly yes",
+      );
+      await indexOnce(client, prefix, log);
+    })().catch(() => {}); // Redis lost again: the next reconnection checks again
+  });
 }
 
 /** Every stored key starting with `path`, found by SCAN (the index aside). */

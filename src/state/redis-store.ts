@@ -15,7 +15,8 @@
 import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
-import { forget, INDEX_LUA, indexedKeys, indexOnce, keysUnder, pruneExpired } from "./_redis-index.ts";
+import type { LostDataLog } from "./_redis-index.ts";
+import { forget, INDEX_LUA, indexedKeys, keysUnder, openIndex, pruneExpired } from "./_redis-index.ts";
 import { checkRedisVersion, closeRedis, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { Replication } from "./redis-replication.ts";
 import { describeRedis, type RedisStatus, type RedisTarget } from "./redis-url.ts";
@@ -311,8 +312,8 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
   /** Confirm each write on every replica (`WAIT n <ms>`) before it counts. @default 1000 via Sentinel, else 0 */
   replicaWaitMs?: number;
-  /** Where connection trouble is reported (a pino logger fits). */
-  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+  /** Where connection trouble, and keys lost by Redis, are reported (a pino logger fits). */
+  log?: LostDataLog;
 }
 
 /** A {@link StateBackend} in Redis. */
@@ -348,7 +349,7 @@ export class RedisStore extends RedisView implements StateBackend {
     client.defineCommand("bothostApply", { lua: applyBatchScript });
     try {
       await checkRedisVersion(client, options.url);
-      await indexOnce(client, prefix, options.log);
+      await openIndex(client, prefix, describeRedis(options.url), options.log);
     } catch (err) {
       void closeRedis(client, "now");
       throw err instanceof StateError ? err : redisFailure(err, options.url, "indexing the existing keys");
