@@ -84,10 +84,12 @@ export async function runCommand(argv: string[]): Promise<number> {
       process.stderr.write(`bothost: no bot could start, so the daemon stops:\n${why}\n`);
       await booted.stop();
       if (nothing === "auth") return ExitCode.AuthFailed;
-      // As `check` says it: every start refused a declaration of its bot's setup (code to fix).
+      // As `check` says it: every start refused a declaration of its bot's setup (code to fix),
+      // at this instance's start or, in a cluster, at a later round's.
       const { isRefusedDeclaration } = await import("../daemon/trial-setup.ts");
       const refused = report.failed.length > 0 && report.failed.every((f) => isRefusedDeclaration(f.error));
-      return refused && report.authFailed.length === 0 ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
+      const code = nothing === "refused" || (refused && report.authFailed.length === 0);
+      return code ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
     }
     await booted.stop();
     return ExitCode.Ok;

@@ -30,7 +30,13 @@ import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
-import { runsNothingHere, type StartParts, startBots } from "./start-bots.ts";
+import {
+  type RunsNothing,
+  runsNothingHere,
+  StartFailures,
+  type StartParts,
+  startBots,
+} from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
 import { statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
@@ -63,9 +69,9 @@ export class Daemon {
   readonly #switches = new Map<string, BotSwitch>();
   /** Aborted by stop(): a reload's pending setups are given up. */
   readonly #stopping = new AbortController();
-  #runsNothing: (why: "auth" | "failed") => void = () => {};
+  #runsNothing: (why: RunsNothing) => void = () => {};
   /** A cluster: every bot failed to start here (at start or later; `auth`: all refused keys). */
-  readonly runsNothing = new Promise<"auth" | "failed">((resolve) => {
+  readonly runsNothing = new Promise<RunsNothing>((resolve) => {
     this.#runsNothing = resolve;
   });
   readonly #clock: Clock;
@@ -73,7 +79,7 @@ export class Daemon {
   readonly #budgets: AccountBudgets;
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
-  readonly #startFailures = new Map<string, string>();
+  readonly #startFailures = new StartFailures();
   /** Served at `/metrics`; only with `http` (a reload cannot add the listener). */
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener (with `http.listen`) and the admin socket, once listening. */

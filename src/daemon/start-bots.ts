@@ -11,6 +11,30 @@ import { isStateError } from "../state/state-error.ts";
 import { mapLimited } from "./map-limited.ts";
 import type { StartReport } from "./start-report.ts";
 import { failureLogFields, startFailure } from "./status-of.ts";
+import { isRefusedDeclaration } from "./trial-setup.ts";
+
+/**
+ * Why each bot that failed to start did, in words (`bothost status`), and which of those failures
+ * were a declaration of its setup bothost refused (the bot's code to fix, as `check` says it).
+ */
+export class StartFailures extends Map<string, string> {
+  readonly #refused = new Set<string>();
+
+  note(name: string, error: unknown): void {
+    this.set(name, startFailure(error));
+    if (isRefusedDeclaration(error)) this.#refused.add(name);
+    else this.#refused.delete(name);
+  }
+
+  override delete(name: string): boolean {
+    this.#refused.delete(name);
+    return super.delete(name);
+  }
+
+  refused(name: string): boolean {
+    return this.#refused.has(name);
+  }
+}
 
 export interface StartParts {
   switches: ReadonlyMap<string, BotSwitch>;
@@ -21,7 +45,7 @@ export interface StartParts {
   log: Logger;
   stopping: AbortSignal;
   /** Why each bot that failed to start did (`bothost status`); cleared by its start. */
-  startFailures: Map<string, string>;
+  startFailures: StartFailures;
 }
 
 /** Starts `names`, each failure noted in `startFailures`, in `report` and with the coordinator. */
@@ -41,7 +65,7 @@ export async function startBots(
       if ((await runtime.start()) === "started") report?.started.push(name);
       o.startFailures.delete(name);
     } catch (error) {
-      o.startFailures.set(name, startFailure(error));
+      o.startFailures.note(name, error);
       if (isAuthError(error)) report?.authFailed.push(name);
       else {
         report?.failed.push({ name, error });
@@ -52,12 +76,16 @@ export async function startBots(
   });
 }
 
+/** Why an instance of a cluster runs nothing: every key refused, every setup refused a declaration, or else. */
+export type RunsNothing = "auth" | "refused" | "failed";
+
 /**
  * In a cluster, whether this instance can run none of `names`: each failed to start here for a
  * reason of its own, so the others run them (or nobody). `auth` when every one of those failures
- * was a refused key.
+ * was a refused key, `refused` when each was a declaration of the bot's setup bothost refused.
  */
-export function runsNothingHere(o: StartParts, names: readonly string[]): "auth" | "failed" | undefined {
+export function runsNothingHere(o: StartParts, names: readonly string[]): RunsNothing | undefined {
   if (names.length === 0 || !names.every((name) => o.coordinator.refuses?.(name))) return undefined;
-  return names.every((name) => o.startFailures.get(name) === AUTH_REJECTED) ? "auth" : "failed";
+  if (names.every((name) => o.startFailures.get(name) === AUTH_REJECTED)) return "auth";
+  return names.every((name) => o.startFailures.refused(name)) ? "refused" : "failed";
 }
