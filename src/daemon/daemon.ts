@@ -30,13 +30,7 @@ import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
-import {
-  type RunsNothing,
-  runsNothingHere,
-  StartFailures,
-  type StartParts,
-  startBots,
-} from "./start-bots.ts";
+import { type RunsNothing, StartFailures, type StartParts, startBots } from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
 import { statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
@@ -226,7 +220,7 @@ export class Daemon {
     await this.#coordinator.start({
       run: async (names) => {
         await startBots(this.#startParts, names, first);
-        const nothing = runsNothingHere(this.#startParts, [...this.#switches.keys()]);
+        const nothing = this.#startFailures.nothingHere(this.#coordinator, [...this.#switches.keys()]);
         if (nothing) this.#runsNothing(nothing);
       },
       // No switch: a reload swaps the bot's runtime, and starts the new one if the lease is held here.

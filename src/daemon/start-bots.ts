@@ -31,8 +31,15 @@ export class StartFailures extends Map<string, string> {
     return super.delete(name);
   }
 
-  refused(name: string): boolean {
-    return this.#refused.has(name);
+  /**
+   * In a cluster, whether this instance can run none of `names`: each failed to start here for a
+   * reason of its own, so the others run them (or nobody). `auth` when every one of those failures
+   * was a refused key, `refused` when each was a declaration of the bot's setup bothost refused.
+   */
+  nothingHere(coordinator: Coordinator, names: readonly string[]): RunsNothing | undefined {
+    if (names.length === 0 || !names.every((name) => coordinator.refuses?.(name))) return undefined;
+    if (names.every((name) => this.get(name) === AUTH_REJECTED)) return "auth";
+    return names.every((name) => this.#refused.has(name)) ? "refused" : "failed";
   }
 }
 
@@ -78,14 +85,3 @@ export async function startBots(
 
 /** Why an instance of a cluster runs nothing: every key refused, every setup refused a declaration, or else. */
 export type RunsNothing = "auth" | "refused" | "failed";
-
-/**
- * In a cluster, whether this instance can run none of `names`: each failed to start here for a
- * reason of its own, so the others run them (or nobody). `auth` when every one of those failures
- * was a refused key, `refused` when each was a declaration of the bot's setup bothost refused.
- */
-export function runsNothingHere(o: StartParts, names: readonly string[]): RunsNothing | undefined {
-  if (names.length === 0 || !names.every((name) => o.coordinator.refuses?.(name))) return undefined;
-  if (names.every((name) => o.startFailures.get(name) === AUTH_REJECTED)) return "auth";
-  return names.every((name) => o.startFailures.refused(name)) ? "refused" : "failed";
-}
