@@ -78,7 +78,7 @@ export class BothostMetrics {
     }),
     ...this.#counters(["bot", "outcome"], {
       bothost_send_verifications_total:
-        "Sends whose outcome was unknown, checked: echo (its own message event came), found (read back), absent, unknown.",
+        "Sends whose outcome was unknown, checked: echo (its own message event came), found (read back) or absent.",
       bothost_announcements_total:
         "Recurring announcement occurrences by outcome: booked, delivered or failed.",
       bothost_cron_jobs_total:
@@ -244,15 +244,21 @@ export class BothostMetrics {
 
   runtimeSink(bot: string): RuntimeMetricsSink {
     const c = this.#c;
-    const perType = bound((type: string) => ({
-      received: c.bothost_events_received_total.labels({ bot, type }),
-      handled: c.bothost_events_handled_total.labels({ bot, type }),
-      failed: c.bothost_events_failed_total.labels({ bot, type }),
-      outage: c.bothost_events_store_outage_total.labels({ bot, type }),
-      retried: c.bothost_handler_retries_total.labels({ bot, type }),
-      dead: c.bothost_dead_letters_total.labels({ bot, type }),
-      duration: this.#handlerDuration.labels({ bot, type }),
-    }));
+    const perType = bound((type: string) => {
+      const m = {
+        received: c.bothost_events_received_total.labels({ bot, type }),
+        handled: c.bothost_events_handled_total.labels({ bot, type }),
+        failed: c.bothost_events_failed_total.labels({ bot, type }),
+        outage: c.bothost_events_store_outage_total.labels({ bot, type }),
+        retried: c.bothost_handler_retries_total.labels({ bot, type }),
+        dead: c.bothost_dead_letters_total.labels({ bot, type }),
+        duration: this.#handlerDuration.labels({ bot, type }),
+      };
+      // A type's counters appear together, at 0: a series that first appears at 1 shows no
+      // increase() to an alert, so the first dead letter (or failure) of a type would go unseen.
+      for (const counter of [m.received, m.handled, m.failed, m.outage, m.retried, m.dead]) counter.inc(0);
+      return m;
+    });
     const registrations = bound((reason: string) =>
       c.bothost_queue_registrations_total.labels({ bot, reason }),
     );
@@ -262,6 +268,9 @@ export class BothostMetrics {
     const replayed = c.bothost_replayed_messages_total.labels({ bot });
     const gaps = c.bothost_gaps_total.labels({ bot });
     const late = c.bothost_late_deliveries_total.labels({ bot });
+    // At 0 from the bot's start, for the same reason.
+    for (const counter of [replayed, gaps, late]) counter.inc(0);
+    for (const outcome of ["echo", "found", "absent"]) verifications(outcome).inc(0);
     return {
       eventReceived: (type) => perType(type).received.inc(),
       eventHandled: (type, seconds) => {
@@ -297,6 +306,8 @@ export class BothostMetrics {
     });
     const waits = c.bothost_rate_limit_waits_total.labels({ bot });
     const waited = c.bothost_rate_limit_wait_seconds_total.labels({ bot });
+    waits.inc(0);
+    waited.inc(0);
     return {
       // Keyed by the pattern, so ids in paths do not grow the children without bound.
       onResponse: ({ endpoint, status }) => calls(`${endpointPattern(endpoint)}\u0000${status}`).inc(),

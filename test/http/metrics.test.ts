@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BothostMetrics, endpointPattern } from "../../src/http/bothost-metrics.ts";
-import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
+import { type Family, parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 
 describe("BothostMetrics", () => {
   it("serves Node's process metrics beside bothost's, in the Prometheus text format", async () => {
@@ -37,6 +37,36 @@ describe("BothostMetrics", () => {
     expect(sampleValue(parsed, "bothost_handler_duration_seconds_count", m)).toBe(2);
     expect(sampleValue(parsed, "bothost_dead_letters_total", { bot: "mod", type: "reaction" })).toBe(1);
     expect(sampleValue(parsed, "bothost_send_verifications_total", { bot: "mod", outcome: "found" })).toBe(1);
+  });
+
+  it("series are there at 0 before their first count, for an alert's increase() to see it", async () => {
+    // The sample itself, not sampleValue's 0 for a series that is not there.
+    const sample = (parsed: Map<string, Family>, name: string, labels: Record<string, string>) =>
+      parsed.get(name)?.samples.find((x) => Object.entries(labels).every(([k, v]) => x.labels[k] === v))
+        ?.value;
+    const metrics = new BothostMetrics();
+    const sink = metrics.runtimeSink("mod");
+    metrics.apiSink("mod");
+    let parsed = parsePrometheus(await metrics.registry.metrics());
+    const bot = { bot: "mod" };
+    for (const name of [
+      "bothost_gaps_total",
+      "bothost_replayed_messages_total",
+      "bothost_rate_limit_waits_total",
+    ])
+      expect(sample(parsed, name, bot), name).toBe(0);
+    expect(sample(parsed, "bothost_send_verifications_total", { ...bot, outcome: "absent" })).toBe(0);
+    // A type's counters come with its first event, each at 0 but the one counted.
+    sink.eventReceived("message");
+    parsed = parsePrometheus(await metrics.registry.metrics());
+    const m = { ...bot, type: "message" };
+    expect(sample(parsed, "bothost_events_received_total", m)).toBe(1);
+    for (const name of [
+      "bothost_dead_letters_total",
+      "bothost_events_failed_total",
+      "bothost_handler_retries_total",
+    ])
+      expect(sample(parsed, name, m), name).toBe(0);
   });
 
   it("api calls count by endpoint pattern; scheduler totals are read at each scrape", async () => {
