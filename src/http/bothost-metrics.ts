@@ -160,6 +160,15 @@ export class BothostMetrics {
     );
   }
 
+  /** Read at every scrape whether each bot is ready, as `/readyz` says it (1 or 0). */
+  readReadiness(source: () => readonly { bot: string; ready: boolean }[]): void {
+    this.#perBot(
+      "bothost_bot_ready",
+      "1 while the bot is ready as /readyz says it (it receives events and can record what it handles), else 0.",
+      () => source().map((b) => [b.bot, b.ready ? 1 : 0]),
+    );
+  }
+
   /** A gauge per bot, its values read at every scrape. */
   #perBot(name: string, help: string, values: () => [bot: string, value: number][]): void {
     const gauge: Gauge<"bot"> = new this.#prom.Gauge({

@@ -249,9 +249,8 @@ export class HttpListener {
         };
       }),
     );
-    app.get("/healthz", async () => ({ status: "ok" }));
-    app.get("/readyz", async (_request, reply) => {
-      const result = readinessOf(
+    const readiness = () =>
+      readinessOf(
         bots().map((b) => ({
           ...b.runtime.status,
           failure: o.startFailure?.(b.runtime.name),
@@ -260,6 +259,10 @@ export class HttpListener {
         })),
         o.clock.now(),
       );
+    o.metrics.readReadiness(() => readiness().bots);
+    app.get("/healthz", async () => ({ status: "ok" }));
+    app.get("/readyz", async (_request, reply) => {
+      const result = readiness();
       return reply.code(result.ready ? 200 : 503).send(result);
     });
     app.get("/metrics", async (_request, reply) =>

@@ -97,9 +97,19 @@ describe("health endpoints", () => {
       ["echo", true],
       ["broken", true],
     ]);
+    // /metrics says the same per bot, for an alert on bothost_bot_ready == 0.
+    const readyGauge = (parsed: Awaited<ReturnType<typeof scrape>>) =>
+      parsed.get("bothost_bot_ready")?.samples.map((x) => [x.labels.bot, x.value]);
+    expect(readyGauge(await scrape())).toEqual([
+      ["announcer", 1],
+      ["echo", 1],
+      ["broken", 1],
+    ]);
     sandbox.control.failNext(12, { status: 503, paths: ["/events"] });
     await expect.poll(async () => (await get("/readyz")).status, { timeout: 10_000, interval: 20 }).toBe(503);
     const down = JSON.parse((await get("/readyz")).text);
+    const anyDown = async () => readyGauge(await scrape())?.some(([, value]) => value === 0);
+    await expect.poll(anyDown, { timeout: 10_000, interval: 20 }).toBe(true);
     // The body names each bot; any that is down says why.
     for (const b of down.bots.filter((x: { ready: boolean }) => !x.ready)) {
       expect(b).toMatchObject({
@@ -109,6 +119,7 @@ describe("health endpoints", () => {
       });
     }
     await expect.poll(async () => (await get("/readyz")).status, { timeout: 15_000, interval: 50 }).toBe(200);
+    await expect.poll(anyDown, { timeout: 5_000 }).toBe(false);
   });
 });
 
