@@ -17,6 +17,7 @@ import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } fr
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
 import type { LostDataLog } from "./_redis-index.ts";
 import { forget, INDEX_LUA, indexedKeys, keysUnder, openIndex, pruneExpired } from "./_redis-index.ts";
+import { warnUnsafeConfig } from "./redis-config-check.ts";
 import { checkRedisVersion, closeRedis, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { Replication } from "./redis-replication.ts";
 import { describeRedis, type RedisStatus, type RedisTarget } from "./redis-url.ts";
@@ -350,6 +351,7 @@ export class RedisStore extends RedisView implements StateBackend {
     try {
       await checkRedisVersion(client, options.url);
       await openIndex(client, prefix, describeRedis(options.url), options.log);
+      await warnUnsafeConfig(client, options.url, options.log);
     } catch (err) {
       void closeRedis(client, "now");
       throw err instanceof StateError ? err : redisFailure(err, options.url, "indexing the existing keys");
