@@ -3,6 +3,7 @@ import type { Client } from "../api/create-client.ts";
 import { trackedEventTypes } from "../effects/bot-services.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 import { Composer } from "../pipeline/composer.ts";
 import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";
 import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
@@ -11,7 +12,7 @@ import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from 
 import { checkWebhook } from "./check-webhook.ts";
 import { CommandRouter } from "./commands/command-router.ts";
 import type { SharedAccount } from "./commands/shared-account.ts";
-import { BotSetupError } from "./setup-error.ts";
+import { BotSetupError, notePlace } from "./setup-error.ts";
 
 export { BotSetupError };
 
@@ -202,6 +203,7 @@ function noteRefusals<S>(api: BotApi<S>, refusals: Refusals): void {
         return declare(...args);
       } catch (err) {
         if (!isBothostError(err)) throw err;
+        notePlace(err, whereThrown(err)); // the setup's call, the first frame of the user's files
         refusals.list.push(err);
         if (!refusals.goOn) throw err;
         return api;

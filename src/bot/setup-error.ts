@@ -18,3 +18,27 @@ export class DeclarationsRefused extends BothostError {
     super(refusals[0]!.code, refusals.map((err) => `${err.message} [${err.code}]`).join(" · "));
   }
 }
+
+/** Where in the user's own files each refused declaration was made: `bots/hello.ts:12:9`. */
+const places = new WeakMap<Error, string>();
+
+/** Notes `place`, the refused call's `file:line:column` in the user's files (none: not theirs). */
+export function notePlace(err: Error, place: string | undefined): void {
+  if (place !== undefined) places.set(err, place);
+}
+
+/**
+ * A refused declaration in one line, led by its place when it is in the user's files:
+ * `bots/hello.ts:12:9: bot.cron("*\/5 * * *"): expected 5 fields…` (with ` [CODE]` when `withCode`).
+ */
+export function refusalWords(err: BothostError, withCode = true): string {
+  const place = places.get(err);
+  return `${place ? `${place}: ` : ""}${err.message}${withCode ? ` [${err.code}]` : ""}`;
+}
+
+/** Each refusal's place known, for a log line's `at`. */
+export function refusalPlaces(err: unknown): string[] | undefined {
+  const list = err instanceof DeclarationsRefused ? err.refusals : err instanceof Error ? [err] : [];
+  const known = list.flatMap((e) => places.get(e) ?? []);
+  return known.length > 0 ? known : undefined;
+}

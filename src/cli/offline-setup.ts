@@ -4,7 +4,7 @@
  */
 import { type BotHandle, BotSetupError } from "../bot/bot-handle.ts";
 import type { LoadedBot } from "../bot/load-bots.ts";
-import { DeclarationsRefused } from "../bot/setup-error.ts";
+import { DeclarationsRefused, refusalWords } from "../bot/setup-error.ts";
 import { loadConfigWithPlaceholders } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { runSetupOffline } from "../daemon/trial-setup.ts";
@@ -53,7 +53,7 @@ export async function setUpOffline(bot: LoadedBot, command: string): Promise<Bot
 function setupFailed(name: string, err: unknown): number {
   if (err instanceof BotSetupError || err instanceof DeclarationsRefused) {
     for (const refused of err instanceof DeclarationsRefused ? err.refusals : [err])
-      process.stderr.write(`bothost: bots.${name}: ${refused.message} [${refused.code}]\n`);
+      process.stderr.write(`bothost: bots.${name}: ${refusalWords(refused)}\n`);
     return ExitCode.ConfigInvalid;
   }
   const message = err instanceof Error ? err.message : String(err);

@@ -7,7 +7,7 @@ import { AUTH_REJECTED, isAuthError } from "../api/errors.ts";
 import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { bothostVersion } from "../api/version.ts";
-import { DeclarationsRefused } from "../bot/setup-error.ts";
+import { DeclarationsRefused, refusalPlaces, refusalWords } from "../bot/setup-error.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import type { PacingSnapshot } from "../events/poll-pacing.ts";
@@ -204,10 +204,13 @@ export function startFailure(error: unknown): string {
 
 /**
  * Why a bot's start failed, without a stack trace: the message, after `its code threw TypeError
- * at bots/ledger.ts:12:11: ` when the bot's own code threw it (not bothost on purpose).
+ * at bots/ledger.ts:12:11: ` when the bot's own code threw it (not bothost on purpose), or after
+ * the place of a declaration bothost refused (`bots/ledger.ts:9:9: `).
  */
 export function failureWords(error: unknown): string {
-  const at = isBothostError(error) ? undefined : whereThrown(error);
+  if (error instanceof DeclarationsRefused) return error.refusals.map((r) => refusalWords(r)).join(" · ");
+  if (isBothostError(error)) return refusalWords(error, false);
+  const at = whereThrown(error);
   const what = error instanceof Error ? error.message : String(error);
   return `${at ? `its code threw ${(error as Error).name} at ${at}: ` : ""}${what}`;
 }
@@ -217,8 +220,9 @@ export function failureWords(error: unknown): string {
  * raised on purpose) is the user's to fix, so the message with the module, without a stack trace.
  */
 export function failureLogFields(error: unknown, module: string | undefined): Record<string, unknown> {
-  if (error instanceof DeclarationsRefused) return { module, error: error.message };
-  return isBothostError(error) ? { module, error: `${error.message} [${error.code}]` } : { err: error };
+  const at = refusalPlaces(error); // where in the bot's files, for a declaration refused
+  if (error instanceof DeclarationsRefused) return { module, at, error: error.message };
+  return isBothostError(error) ? { module, at, error: `${error.message} [${error.code}]` } : { err: error };
 }
 
 function budgetStatus(buckets: BucketSnapshot[], pacing: PacingSnapshot | undefined): BudgetStatus {

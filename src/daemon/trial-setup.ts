@@ -9,7 +9,7 @@ import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
-import { BotSetupError, DeclarationsRefused } from "../bot/setup-error.ts";
+import { BotSetupError, DeclarationsRefused, refusalWords } from "../bot/setup-error.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import { KV } from "../state/kv.ts";
@@ -201,11 +201,11 @@ export function setupProblem(bot: Pick<TrialBot, "name" | "module">, err: unknow
   const declaration = isBothostError(err);
   const line = (what: string) => `bots.${bot.name} (${bot.module}): ${what}`;
   if (err instanceof DeclarationsRefused) {
-    const lines = err.refusals.map((refused) => line(`${refused.message} [${refused.code}]`));
+    const lines = err.refusals.map((refused) => line(refusalWords(refused)));
     return { bot: bot.name, module: bot.module, line: lines.join("\n"), declaration };
   }
   const what = declaration
-    ? `${err.message} [${err.code}]`
+    ? refusalWords(err)
     : `setup threw ${err instanceof Error ? `${err.name}${thrownAt(err)}: ${err.message}` : String(err)}`;
   return {
     bot: bot.name,

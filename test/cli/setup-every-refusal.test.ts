@@ -41,13 +41,13 @@ describe("a setup with several wrong declarations", () => {
     expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
     expect(stderr.trimEnd().split("\n")).toEqual([
       expect.stringMatching(
-        /^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): bot\.recurring\("standup"\).*Europe\/Berlinn.*\[BOT_SETUP_INVALID\]$/,
+        /^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): bots\/hello\.ts:12:9: bot\.recurring\("standup"\).*Europe\/Berlinn.*\[BOT_SETUP_INVALID\]$/,
       ),
       expect.stringMatching(
-        /^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): bot\.cron\("\*\/5 \* \* \*"\).*\[BOT_SETUP_INVALID\]$/,
+        /^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): bots\/hello\.ts:13:9: bot\.cron\("\*\/5 \* \* \*"\).*\[BOT_SETUP_INVALID\]$/,
       ),
       expect.stringMatching(
-        /^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): .*chanel.*\[ROUTER_INVALID_FILTER\]$/,
+        /^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): bots\/hello\.ts:14:9: .*chanel.*\[ROUTER_INVALID_FILTER\]$/,
       ),
     ]);
     expect(hasStackTrace(stderr)).toBe(false);
@@ -67,8 +67,12 @@ describe("a setup with several wrong declarations", () => {
     const { code, stderr } = await runCli(["commands"], { cwd: project });
     expect(code).toBe(2);
     expect(stderr.trimEnd().split("\n")).toEqual([
-      expect.stringMatching(/^bothost: bots\.hello: bot\.recurring\("standup"\).*\[BOT_SETUP_INVALID\]$/),
-      expect.stringMatching(/^bothost: bots\.hello: bot\.cron\(.*\[BOT_SETUP_INVALID\]$/),
+      expect.stringMatching(
+        /^bothost: bots\.hello: bots\/hello\.ts:12:9: bot\.recurring\("standup"\).*\[BOT_SETUP_INVALID\]$/,
+      ),
+      expect.stringMatching(
+        /^bothost: bots\.hello: bots\/hello\.ts:13:9: bot\.cron\(.*\[BOT_SETUP_INVALID\]$/,
+      ),
     ]);
   });
 

@@ -3,7 +3,7 @@
  * not a zod schema), as the CLI reports it: `bothost check` finds it offline, `bothost dev` keeps
  * the running version when an edit brings it, each as one line naming the bot, its file and the
  * problem, never a stack trace. Also: `bothost dev` on a config with no sandbox bot prints only
- * its error.
+ * its error. A refused declaration is named by its file:line:column in the bot's module.
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -57,6 +57,9 @@ describe("bothost check", () => {
     const lines = stderr.trimEnd().split("\n");
     expect(lines).toEqual([expect.stringMatching(/^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): /)]);
     expect(lines[0]).toMatch(problem);
+    // The refused call's place in the bot's file: the line withLine added, at the method's name.
+    const added = source.split("\n").findIndex((l) => l.includes("setup(bot) {")) + 2;
+    expect(lines[0]).toContain(`): bots/hello.ts:${added}:9: `);
     expect(hasStackTrace(stderr)).toBe(false);
   });
 
@@ -87,7 +90,9 @@ describe("bothost reload", { timeout: 60_000 }, () => {
       expect(reload.code).toBe(2);
       expect(reload.stderr.split("\n").slice(0, 2)).toEqual([
         "bothost reload: the daemon refused the new config and keeps the old one:",
-        expect.stringMatching(/^bots\.hello \(\.\/bots\/hello\.ts\): bot\.cron\("\*\/5 \* \* \*"\)/),
+        expect.stringMatching(
+          /^bots\.hello \(\.\/bots\/hello\.ts\): bots\/hello\.ts:\d+:9: bot\.cron\("\*\/5 \* \* \*"\)/,
+        ),
       ]);
       expect(hasStackTrace(reload.stderr + run.stdout() + run.stderr())).toBe(false);
       const status = await runCli(["status", "--json"], { cwd: project });

@@ -51,7 +51,7 @@ describe("a webhook declared wrongly", { timeout: 30_000 }, () => {
     await writeFile(file, withLine(line));
     const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
     expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
-    expect(stderr).toBe(`bothost check: bots.hello (./bots/hello.ts): ${problem}\n`);
+    expect(stderr).toBe(`bothost check: bots.hello (./bots/hello.ts): bots/hello.ts:12:9: ${problem}\n`);
   });
 
   it.each(WRONG)("%s: bothost run does not start the bot, exit 2", async (_what, line, problem) => {
@@ -60,10 +60,11 @@ describe("a webhook declared wrongly", { timeout: 30_000 }, () => {
     expect(code).toBe(2);
     const message = problem.replace(" [BOT_SETUP_INVALID]", "");
     expect(stderr).toBe(
-      `bothost: no bot could start, so the daemon stops:\n  hello: it failed to start: ${message}\n`,
+      `bothost: no bot could start, so the daemon stops:\n  hello: it failed to start: bots/hello.ts:12:9: ${message}\n`,
     );
     const failed = stdout.split("\n").filter((l) => l.includes('"bot failed to start"'));
     expect(failed.map((l) => JSON.parse(l).error)).toEqual([problem]);
+    expect(failed.map((l) => JSON.parse(l).at)).toEqual([["bots/hello.ts:12:9"]]);
     expect(stdout + stderr).not.toContain(SECRET);
     expect(hasStackTrace(stdout + stderr)).toBe(false);
   });

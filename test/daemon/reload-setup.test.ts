@@ -109,7 +109,9 @@ describe("/readyz", () => {
       bot: "bad",
       state: "failed",
       ready: false,
-      reason: expect.stringMatching(/^it failed to start: bot\.cron\("\*\/5 \* \* \*"\)/),
+      reason: expect.stringMatching(
+        /^it failed to start: \S+\/bad\.mjs:\d+:\d+: bot\.cron\("\*\/5 \* \* \*"\)/,
+      ),
     });
 
     await writeFile(d.file("bad"), moduleText("v2"));

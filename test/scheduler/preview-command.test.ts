@@ -101,7 +101,7 @@ quiet: no recurring announcements or cron jobs
     });
     expect(await runScheduleCommand(["preview", "--config", file])).toBe(2);
     expect(err.join("")).toBe(
-      'bothost: bots.herald: bot.recurring("standup").cron "0 25 * * *": hour 25 is out of range (0-23). [BOT_SETUP_INVALID]\n',
+      `bothost: bots.herald: ${join(dir, "herald.mjs")}:1:35: bot.recurring("standup").cron "0 25 * * *": hour 25 is out of range (0-23). [BOT_SETUP_INVALID]\n`,
     );
     expect(out).toEqual([]);
   });

@@ -108,7 +108,9 @@ describe("the vitest fixture", () => {
     });
     const err = await runBot({ bot: wrong, name: "wrong" }).catch((e: Error) => e);
     if (!(err instanceof Error)) throw new Error("runBot started the bot");
-    expect(err.message).toMatch(/^the bot did not start: bot\.cron\("\*\/5 \* \* \*"\): expected 5 fields/);
+    expect(err.message).toMatch(
+      /^the bot did not start: test\/testing\/kit\.test\.ts:\d+:\d+: bot\.cron\("\*\/5 \* \* \*"\): expected 5 fields/,
+    );
     // A test tells a refused declaration from another failure by its code, as with a config.
     expect((err as { code?: string }).code).toBe("BOT_SETUP_INVALID");
   });
