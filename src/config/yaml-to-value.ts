@@ -281,7 +281,7 @@ export function parseConfigYaml(text: string) {
     return { doc: undefined, lineCounter, problems };
   }
   for (const error of [...doc.errors, ...doc.warnings]) {
-    if (error.code !== "TAG_RESOLVE_FAILED") problems.push(syntaxProblem(error));
+    if (error.code !== "TAG_RESOLVE_FAILED") problems.push(syntaxProblem(error, text));
   }
   const second = list[1];
   if (second !== undefined) {
@@ -295,11 +295,33 @@ export function parseConfigYaml(text: string) {
   return { doc, lineCounter, problems: dedupe(problems) };
 }
 
-function syntaxProblem(error: YAMLError): OffsetProblem {
+function syntaxProblem(error: YAMLError, text: string): OffsetProblem {
   const first = (error.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
   const what = error.code === "RESOURCE_EXHAUSTION" ? "too deeply nested" : first.replace(/\.$/, "");
   const fix = FIX[error.code] ?? "fix the YAML syntax here";
+  if (error.code === "BAD_INDENT") {
+    const entry = misplacedEntry(text, error.pos[0]);
+    if (entry)
+      return {
+        offset: entry.offset,
+        path: [],
+        message: `YAML syntax error: ${entry.name} is not lined up with the entries before it: ${fix}`,
+      };
+  }
   return { offset: error.pos[0], path: [], message: `YAML syntax error: ${what}: ${fix}` };
+}
+
+/**
+ * The entry a parser's "not at the same column" points at the start of its line for: where its
+ * text starts (past the indentation) and its key, `"email"`, or `a list item`.
+ */
+function misplacedEntry(text: string, offset: number): { offset: number; name: string } | undefined {
+  const end = text.indexOf("\n", offset);
+  const line = /^ +(- |[^\s:#][^:#]*?:(?:\s|$))/.exec(text.slice(offset, end === -1 ? undefined : end));
+  if (!line?.[1]) return undefined;
+  const start = offset + line[0].length - line[1].length;
+  const name = line[1] === "- " ? "a list item" : `"${line[1].replace(/:\s*$/, "").trim()}"`;
+  return { offset: start, name };
 }
 
 // One mistake often trips several parser checks at the same spot; the first says it best.

@@ -79,7 +79,7 @@ describe("malformed files", () => {
   });
   it("syntax-bad-indentation.yaml", async () => {
     expect(await problems("syntax-bad-indentation.yaml")).toMatchInlineSnapshot(
-      `"test/fixtures/config/syntax-bad-indentation.yaml:6:1 YAML syntax error: All mapping items must start at the same column: line up entries of the same mapping or list at the same column, with spaces"`,
+      `"test/fixtures/config/syntax-bad-indentation.yaml:6:4 YAML syntax error: "email" is not lined up with the entries before it: line up entries of the same mapping or list at the same column, with spaces"`,
     );
   });
   it("duplicate-keys.yaml", async () => {
