@@ -210,7 +210,8 @@ test("delivers a reminder once the sandbox clock passes its time", async ({ runB
   expect(reminder.content).toBe("Reminder: stretch");
 });
 `,
-    ".gitignore": "node_modules\n.bothost\n",
+    // The state, and what a sandbox that keeps its data writes (as getting-started.md runs it).
+    ".gitignore": "node_modules\n.bothost\n.bothost-sandbox\n.sandbox\n.sandbox-data.json\n",
     "README.md": `# ${name}
 
 Chat bots run by bothost. Its guide comes with it, once installed:

@@ -42,6 +42,16 @@ it("writes a project whose check and tests pass unedited", async () => {
       "tsconfig.json",
     ].sort(),
   );
+  // The state and a data-keeping sandbox's files (the getting-started guide's names) stay out of git.
+  expect((await readFile(path.join(project, ".gitignore"), "utf8")).split("\n")).toEqual(
+    expect.arrayContaining([
+      "node_modules",
+      ".bothost",
+      ".bothost-sandbox",
+      ".sandbox",
+      ".sandbox-data.json",
+    ]),
+  );
   const modules = path.join(project, "node_modules");
   await mkdir(path.join(modules, ".bin"), { recursive: true });
   const { stdout: packed } = await run(
