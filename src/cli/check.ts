@@ -1,11 +1,13 @@
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import { type LoadedBot, loadBots, loadConfigForBots } from "../bot/load-bots.ts";
+import { formatProblems } from "../config/config-problem.ts";
+import type { ConfigSource } from "../config/config-source.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
-import { outgoingAccountProblem } from "../daemon/sandbox-accounts.ts";
+import { noAccountProblem, outgoingAccountProblem } from "../daemon/sandbox-accounts.ts";
 import {
   runSetupOffline,
   type SetupProblem,
@@ -57,7 +59,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
       Object.entries(config.bots),
       config.registration_concurrency,
       async ([name, bot]) => ({
-        ...(await checkOne(name, bot, sandbox)),
+        ...(await checkOne(name, bot, sandbox, source)),
         commands: withCommands.has(name),
         ...(!config.http && webhooks.has(name) && { unreachableWebhooks: webhooks.get(name) }),
       }),
@@ -104,7 +106,12 @@ async function setupProblems(
  * Who the server says the bot is (GET /users/me) and what the server is (GET /server_settings), with
  * the reason in words when either fails. Nothing changes on the server.
  */
-async function checkOne(name: string, bot: BotConfig, sandbox: Sandbox | undefined): Promise<BotCheck> {
+async function checkOne(
+  name: string,
+  bot: BotConfig,
+  sandbox: Sandbox | undefined,
+  source: ConfigSource,
+): Promise<BotCheck> {
   const { email } = bot;
   const url = bot.server.url === "sandbox" ? sandbox!.url : bot.server.url;
   const result: BotCheck = { name, email, url, authFailed: false };
@@ -114,8 +121,8 @@ async function checkOne(name: string, bot: BotConfig, sandbox: Sandbox | undefin
     // As `run` does: on the embedded sandbox a bot without a key signs in with its account's key.
     const account = sandbox!.control.users().find((u) => u.email === email);
     if (account) apiKey = account.api_key;
-    else
-      noAccount = `the embedded sandbox has no account ${email}: add it to the org file (server.sandbox.org), or fix bots.${name}.email`;
+    // Located at the bot's email, as `run` refuses it.
+    else noAccount = formatProblems([noAccountProblem(source, name, email)]);
   }
   let client: ReturnType<typeof createClient>;
   try {

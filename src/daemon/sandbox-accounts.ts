@@ -7,6 +7,7 @@
  */
 
 import { ConfigError } from "../config/config-error.ts";
+import type { ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { SandboxControl } from "../sandbox/types.ts";
@@ -22,13 +23,16 @@ export function checkSandboxAccounts(
   const problems = Object.entries(config.bots)
     .filter(([name, bot]) => (only?.has(name) ?? true) && bot.server.url === "sandbox" && bot.api_key === "")
     .filter(([, bot]) => !hasAccount(control, bot.email))
-    .map(([name, bot]) =>
-      source.problem(
-        ["bots", name, "email"],
-        `the embedded sandbox has no account ${bot.email}: add it to the org file (server.sandbox.org), or fix the email`,
-      ),
-    );
+    .map(([name, bot]) => noAccountProblem(source, name, bot.email));
   if (problems.length > 0) throw new ConfigError("CONFIG_INVALID", problems);
+}
+
+/** Bot `name`'s `email`, which the embedded sandbox has no account for, located at it. */
+export function noAccountProblem(source: ConfigSource, name: string, email: string): ConfigProblem {
+  return source.problem(
+    ["bots", name, "email"],
+    `the embedded sandbox has no account ${email}: add it to the org file (server.sandbox.org), or fix the email`,
+  );
 }
 
 function hasAccount(control: Pick<SandboxControl, "apiKeyOf">, email: string): boolean {

@@ -159,8 +159,9 @@ describe("bothost check", () => {
       // The account is missing, yet the server answered what it is.
       "ghost  -        ghost@sandbox.example  -       12.0-dev+sandbox  496            nothing",
     ]);
+    // Located at the email, in the words bothost run refuses it with.
     expect(stderr).toBe(
-      "bothost check: ghost: the embedded sandbox has no account ghost@sandbox.example: add it to the org file (server.sandbox.org), or fix bots.ghost.email\n",
+      `bothost check: ghost: ${file}:9:12 bots.ghost.email: the embedded sandbox has no account ghost@sandbox.example: add it to the org file (server.sandbox.org), or fix the email\n`,
     );
   });
 
