@@ -139,9 +139,10 @@ function describeFieldError(field: string, text: string, message: string): strin
   const backwards = /Invalid range: (\S+), min/.exec(message);
   if (backwards) return `${field} range ${backwards[1]} runs backwards`;
   // cron-parser reports a misspelt name ("WEDS", "JANUARY") after swapping its known prefix for a
-  // number ("got value: 3S", 'cannot resolve alias "uar"'): name the spellings it takes instead.
+  // number ("got value: 3S", 'cannot resolve alias "uar"'), or from 5.10.7 as it was written
+  // ("Invalid alias, got value: WEDS"): name the spellings it takes instead.
   const names = NAMED_FIELDS[field];
-  if (names && /[a-z]/i.test(text) && /Invalid characters|resolve alias/.test(message))
+  if (names && /[a-z]/i.test(text) && /Invalid characters|resolve alias|Invalid alias/.test(message))
     return `${field} "${text}" is invalid (use ${names})`;
   const detail = message.replace(/^(Constraint|Validation) error, /, "").replace(/\.$/, "");
   return `${field} "${text}" is invalid (${detail})`;
