@@ -88,9 +88,16 @@ export async function resolveCredentials(
     }
     if (typeof bot.zuliprc === "string" && bot.zuliprc !== "") {
       const text = await readNamed("zuliprc", MAX_ZULIPRC);
-      zuliprcUnread = text === undefined;
+      // A file without its [api] line supplies nothing: said once, not as a missing email and server.
+      const headless = text !== undefined && !/^\s*\[\s*api\s*\]\s*$/im.test(text);
+      zuliprcUnread = text === undefined || headless;
       const rc = text === undefined ? {} : parseZuliprc(text);
-      if (rc.key) {
+      if (headless) {
+        add(
+          [...at, "zuliprc"],
+          "has no [api] section: its email=, key= and site= lines go under a line [api]; download the bot's zuliprc from the server again",
+        );
+      } else if (rc.key) {
         secrets.push(rc.key);
         found.apiKey = rc.key;
       } else if (text !== undefined) {
