@@ -45,6 +45,11 @@ it("bot.cron(expression, handler) runs the handler on the schedule, in UTC", asy
 describe("a wrong call stops the setup, naming the argument", () => {
   const starting = (setup: (bot: BotApi<undefined>) => void) =>
     runBot(sandbox, { bot: defineBot({ setup }), name: "wrong", clock });
+  /** The kit's message for a refused call of this file's setup: its place, then `problem`. */
+  const refused = (problem: string) =>
+    new RegExp(
+      `^the bot did not start: test/bot/cron-declaration\\.test\\.ts:\\d+:\\d+: ${problem.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
+    );
 
   it("a handler where the options go, with more after it", async () => {
     await expect(
@@ -53,7 +58,9 @@ describe("a wrong call stops the setup, naming the argument", () => {
         bot.cron("*/5 * * * *", async () => {}, { timezone: "Europe/Berlin" }),
       ),
     ).rejects.toThrow(
-      'the bot did not start: bot.cron("*/5 * * * *"): the second argument is a function where the options were expected; call bot.cron(expression, handler) or bot.cron(expression, { timezone, missed, id }, handler).',
+      refused(
+        'bot.cron("*/5 * * * *"): the second argument is a function where the options were expected; call bot.cron(expression, handler) or bot.cron(expression, { timezone, missed, id }, handler).',
+      ),
     );
   });
 
@@ -62,7 +69,9 @@ describe("a wrong call stops the setup, naming the argument", () => {
       // @ts-expect-error no handler
       starting((bot) => bot.cron("*/5 * * * *", { timezone: "Europe/Berlin" })),
     ).rejects.toThrow(
-      'the bot did not start: bot.cron("*/5 * * * *"): the handler (the last argument) must be a function (ctx) => …, got undefined.',
+      refused(
+        'bot.cron("*/5 * * * *"): the handler (the last argument) must be a function (ctx) => …, got undefined.',
+      ),
     );
   });
 
