@@ -4,7 +4,7 @@
  */
 import { ExitCode } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
-import type { BotDialogs } from "../http/daemon-status.ts";
+import { type BotDialogs, NO_HOLDER, UNREAD } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import { isStateError } from "../state/state-error.ts";
 import { commandArgs, configOption, reportStartupError, table, unknownWord, usageError } from "./args.ts";
@@ -123,14 +123,11 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
 
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
-  for (const { bot, dialogs, elsewhere, leaseHolder, stopped } of all) {
+  for (const { bot, dialogs, elsewhere, leaseHolder, leasesUnread, stopped } of all) {
     if (elsewhere && leaseHolder !== undefined)
       lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
     else if (elsewhere)
-      lines.push(
-        `${bot}: runs on no instance known now (the leases could not be read: see bothost status)`,
-        "",
-      );
+      lines.push(`${bot}: runs on no instance known now (${leasesUnread ? UNREAD : NO_HOLDER})`, "");
     if (dialogs.length === 0) continue;
     const here = stopped
       ? " as last known here, where the bot is stopped (see bothost status): answers wait until it runs again"

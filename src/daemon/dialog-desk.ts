@@ -6,7 +6,7 @@
 import type { Coordinator } from "../cluster/coordinator.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { AdminHandlers } from "../http/admin-routes.ts";
-import type { BotDialogs } from "../http/daemon-status.ts";
+import { type BotDialogs, NO_HOLDER, UNREAD } from "../http/daemon-status.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
 /** What the person is told when an operator ends their dialog and gives no note. */
@@ -28,7 +28,7 @@ type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog" | "
 /** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
 export function dialogDesk(
   bots: readonly Runtime[],
-  cluster: Pick<Coordinator, "holderOf"> = {},
+  cluster: Pick<Coordinator, "holderOf" | "leasesUnreadForMs"> = {},
 ): Pick<AdminHandlers, "dialogs" | "endDialog"> {
   const find = (name: string): Runtime => {
     const runtime = bots.find((b) => b.name === name);
@@ -39,6 +39,14 @@ export function dialogDesk(
       `no bot named "${name}" in the running daemon (bots: ${known})`,
     );
   };
+  // Where a standby bot runs: the holder the last round of leases read, or, when none is named,
+  // whether that is because no round could read the leases (Redis out of reach) or because the
+  // last one named no other holder (the bot just handed over or lost here, or its lease free).
+  const elsewhere = (name: string): { leaseHolder?: string; leasesUnread?: true } => {
+    const leaseHolder = cluster.holderOf?.(name);
+    if (leaseHolder !== undefined) return { leaseHolder };
+    return cluster.leasesUnreadForMs?.() !== undefined ? { leasesUnread: true } : {};
+  };
   return {
     dialogs(name?: string): BotDialogs[] {
       return (name === undefined ? bots : [find(name)]).map((b) => ({
@@ -46,8 +54,7 @@ export function dialogDesk(
         dialogs: b.dialogs(),
         ...(b.standby && { elsewhere: true as const }),
         ...(!b.standby && b.status.state === "stopped" && { stopped: true as const }),
-        ...(b.standby &&
-          cluster.holderOf?.(b.name) !== undefined && { leaseHolder: cluster.holderOf?.(b.name) }),
+        ...(b.standby && elsewhere(b.name)),
       }));
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<void> {
@@ -59,11 +66,12 @@ export function dialogDesk(
         );
       }
       if (runtime.standby) {
+        const { leaseHolder, leasesUnread } = elsewhere(name);
         throw new BothostError<DialogDeskErrorCode>(
           "BOT_NOT_HERE",
-          cluster.holderOf?.(name) === undefined
-            ? `bot "${name}" does not run here, and no instance is known to run it now (the leases could not be read: see bothost status): end its dialog where it runs, once one does`
-            : `bot "${name}" runs on instance ${cluster.holderOf?.(name)}: end its dialog there`,
+          leaseHolder !== undefined
+            ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there`
+            : `bot "${name}" does not run here, and no instance is known to run it now (${leasesUnread ? UNREAD : NO_HOLDER}): end its dialog where it runs, once one does`,
         );
       }
       if (!(await runtime.endDialog(id, note))) {

@@ -58,14 +58,25 @@ export interface BotStatus {
   webhooks?: Record<string, WebhookRequests>;
 }
 
+/** Why no instance is named for a standby bot: no round could read the leases. */
+export const UNREAD = "the leases could not be read: see bothost status";
+/**
+ * Why no instance is named for a standby bot while the leases are read: none other held its lease
+ * at the last round (it was handed over or lost here since, or its lease is free).
+ */
+export const NO_HOLDER =
+  "the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it";
+
 /** One bot's open dialogs, oldest first (`bothost dialogs`, `/admin/dialogs`). */
 export interface BotDialogs {
   bot: string;
   dialogs: DialogView[];
   /** Another instance of the cluster runs the bot: its dialogs are listed (and ended) there. */
   elsewhere?: true;
-  /** That instance, when this one knows it (else the leases could not be read: none is known). */
+  /** That instance, when this one knows it. */
   leaseHolder?: string;
+  /** No instance is named because no round could read the leases (Redis out of reach). */
+  leasesUnread?: true;
   /**
    * The bot is stopped here (its lease lost, as in a Redis outage): its dialogs are as this
    * instance last knew them, and no answer is taken until the bot runs again.

@@ -135,17 +135,23 @@ it("a waiting dialog shows in status --json, status, /status, /metrics and dialo
 it("a standby bot no instance is known to run is listed as such, not as one with no dialogs", {
   timeout: 120_000,
 }, async () => {
-  // As a standby instance holds it while the leases cannot be read (with the holder known:
-  // test/cluster/start-failed-here.test.ts).
+  // As a standby instance holds it just after handing it over, the leases read well but the last
+  // round naming no other holder yet (with the holder known: test/cluster/start-failed-here.test.ts).
+  // Not "the leases could not be read": that is said only while no round reads them.
   const quiet = running.daemon.bots.find((b) => b.name === "quiet")!;
   quiet.standby = true;
   try {
     const text = await runCli(["dialogs", "-c", file]);
     expect(text.stdout).toContain(
-      "quiet: runs on no instance known now (the leases could not be read: see bothost status)\n",
+      "quiet: runs on no instance known now (the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it)\n",
     );
     const json = JSON.parse((await runCli(["dialogs", "--json", "-c", file])).stdout);
     expect(json).toContainEqual({ bot: "quiet", dialogs: [], elsewhere: true });
+    const end = await runCli(["dialogs", "end", "quiet", "1", "-c", file]);
+    expect(end.code).toBe(1);
+    expect(end.stderr).toBe(
+      'bothost dialogs: bot "quiet" does not run here, and no instance is known to run it now (the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it): end its dialog where it runs, once one does\n',
+    );
   } finally {
     quiet.standby = false;
   }
