@@ -17,8 +17,20 @@ function ephemeralStart(): number {
   }
 }
 
-const high = ephemeralStart();
-const low = Math.max(10_000, high - 12_000);
+/**
+ * Each vitest worker draws from a slice of its own (by VITEST_POOL_ID): a port one worker found
+ * free and closed again could else be found free by another worker before the first one's config
+ * listened on it (seen: EADDRINUSE for an http.listen two workers drew at once).
+ */
+const SLICES = 8;
+const top = ephemeralStart();
+const bottom = Math.max(10_000, top - 12_000);
+const slice = Math.floor((top - bottom) / SLICES);
+const pool = Number(process.env.VITEST_POOL_ID ?? 0);
+const low = bottom + (Number.isInteger(pool) ? pool % SLICES : 0) * slice;
+const high = low + slice;
+/** Ports this worker handed out: not handed out again while the test that took it may hold it. */
+const given = new Set<number>();
 
 function tryListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -35,7 +47,11 @@ function tryListen(port: number): Promise<boolean> {
 export async function freePort(): Promise<number> {
   for (let i = 0; i < 200; i++) {
     const port = low + Math.floor(Math.random() * (high - low));
-    if (await tryListen(port)) return port;
+    if (given.has(port)) continue;
+    if (await tryListen(port)) {
+      given.add(port);
+      return port;
+    }
   }
   throw new Error(`no free port found between ${low} and ${high}`);
 }
