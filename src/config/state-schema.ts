@@ -65,6 +65,34 @@ const RedisSentinel = z
     }),
   );
 
+/** Keys of a single Redis's mapping in other tools' configs, which `state.redis` takes as a URL. */
+const SINGLE_REDIS_KEYS = ["url", "host", "port"] as const;
+
+/**
+ * `state.redis`: the URL, or the Sentinel mapping. A mapping with `url`, `host` or `port` and no
+ * `sentinels` is a single Redis written as other tools write it: one problem at that key saying to
+ * give the URL itself, not the Sentinel fields it lacks.
+ */
+const RedisTargetSchema = z.preprocess(
+  (value, ctx) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value) || "sentinels" in value)
+      return value;
+    const key = SINGLE_REDIS_KEYS.find((k) => k in value);
+    if (key === undefined) return value;
+    ctx.addIssue({
+      code: "custom",
+      path: [key],
+      input: value,
+      message:
+        key === "url"
+          ? "is not a key here: give the URL as the value of redis itself (redis: redis://host:6379/0); a mapping is for Sentinel (sentinels and name)"
+          : "is not a key here: give host and port as a URL, the value of redis itself (redis: redis://host:6379/0); a mapping is for Sentinel (sentinels and name)",
+    });
+    return z.NEVER;
+  },
+  z.union([RedisUrl, RedisSentinel]),
+);
+
 /** What `state:` becomes: exactly one of the two stores. */
 export type StateConfig =
   | { path: string; redis?: undefined; prefix?: undefined }
@@ -73,7 +101,7 @@ export type StateConfig =
 export const StateSchema = z
   .strictObject({
     path: z.string().min(1, { error: "is empty: give a directory" }).optional(),
-    redis: z.union([RedisUrl, RedisSentinel]).optional(),
+    redis: RedisTargetSchema.optional(),
     prefix: z
       .string()
       .regex(REDIS_PREFIX, { error: 'must be 1 to 64 letters, digits, "_", "." or "-" (like bothost)' })

@@ -227,6 +227,7 @@ export interface SchemaDef {
   shape?: Record<string, unknown> | (() => Record<string, unknown>);
   innerType?: unknown;
   in?: unknown;
+  out?: unknown;
   valueType?: unknown;
   element?: unknown;
   catchall?: unknown;
@@ -241,12 +242,19 @@ export function unwrapSchema(node: unknown): SchemaDef | undefined {
     const holder = current as { _zod?: { def?: SchemaDef }; _def?: SchemaDef };
     const def = holder._zod?.def ?? holder._def;
     if (def === undefined) return undefined;
-    const inner = def.innerType ?? def.in;
+    const inner = innerOf(def);
     if (def.options !== undefined) return def.options.map(unwrapSchema).find((o) => o?.shape) ?? def;
     if (def.shape !== undefined || inner === undefined) return def;
     current = inner;
   }
   return undefined;
+}
+
+/** The schema a wrapper holds: a pipe's input, or its output after a `z.preprocess` step. */
+function innerOf(def: SchemaDef): unknown {
+  if (def.innerType !== undefined) return def.innerType;
+  const first = def.in as { _zod?: { def?: SchemaDef } } | undefined;
+  return first?._zod?.def?.type === "transform" ? def.out : def.in;
 }
 
 /** An object schema's fields (a function in zod 3). */
@@ -276,6 +284,6 @@ function childAt(node: unknown, segment: string | number, depth = 0): unknown {
   const shape = shapeOf(def);
   if (shape !== undefined) return Object.hasOwn(shape, segment) ? shape[segment] : undefined;
   if (def.valueType !== undefined || def.element !== undefined) return def.valueType ?? def.element;
-  const inner = def.innerType ?? def.in;
+  const inner = innerOf(def);
   return inner === undefined ? undefined : childAt(inner, segment, depth + 1);
 }

@@ -81,6 +81,19 @@ describe("state.redis through Sentinel", () => {
     ]);
   });
 
+  it("takes a single Redis's url, host or port key as a URL written the wrong way", async () => {
+    expect(await problems("    url: redis://127.0.0.1:6379/0\n")).toEqual([
+      "FILE:5:10 state.redis.url: is not a key here: give the URL as the value of redis itself (redis: redis://host:6379/0); a mapping is for Sentinel (sentinels and name)",
+    ]);
+    expect(await problems("    host: 10.0.0.5\n    port: 6379\n    password: ${REDIS_PASSWORD}\n")).toEqual([
+      "FILE:5:11 state.redis.host: is not a key here: give host and port as a URL, the value of redis itself (redis: redis://host:6379/0); a mapping is for Sentinel (sentinels and name)",
+    ]);
+    // With sentinels, url is an unknown key of the Sentinel form as any other.
+    expect(await problems('    sentinels: ["s1:26379"]\n    name: m\n    url: redis://x\n')).toEqual([
+      "FILE:7:5 state.redis.url: is not a known key: remove it (known keys here: sentinels, name, db, password, sentinel_password, tls)",
+    ]);
+  });
+
   it("says which two forms state.redis takes when it is neither", async () => {
     const file = path.join(dir, "number.yaml");
     await writeFile(file, `server:\n  url: https://chat.example.org\nstate:\n  redis: 6379\n${BOTS}`);
