@@ -276,7 +276,7 @@ it("a start reads the headers only, and finds an answer recorded but not yet run
   first.match(CONVERSATION, 7, msg(102));
   await first.answer(first.entry("100")!, msg(102), "a1");
   const again = memoryDialogs(new ManualClock(T0), store);
-  const ready = await again.load();
+  const { ready } = await again.load();
   expect(ready.map((h) => [h.id, h.waiting, h.answered])).toEqual([["100", false, [102]]]);
   expect(again.match(CONVERSATION, 7, msg(102))).toBe("duplicate");
 });
@@ -333,7 +333,7 @@ it("a log kept one key per entry (as first written) is read, and appended to, in
   await ns.set("e:100:000000", { t: "start", origin: { id: 100 }, at: T0 });
   await ns.set("e:100:000001", asked(0, 101, T0, T0 + 60_000));
   const dialogs = memoryDialogs(new ManualClock(T0), store);
-  expect(await dialogs.load()).toEqual([]);
+  expect(await dialogs.load()).toEqual({ ready: [], lost: [] });
   const found = dialogs.match(CONVERSATION, 7, msg(102)) as { entry: never };
   const record = await dialogs.answer(found.entry, msg(102), "a1");
   expect(record.origin).toEqual({ id: 100 });
@@ -539,4 +539,29 @@ it("a move changes the place it names: the waiting question's, or the dialog's o
   expect(record.moves).toEqual([
     { from: "channel:1:standup", to: { channel: "general", channelId: 1, topic: "✔ standup" } },
   ]);
+});
+
+it("a start after the bot stopped here finds the dialogs whose logs the store lost, and only those", async () => {
+  const store = new MemoryStore();
+  const clock = new ManualClock(T0);
+  const dialogs = memoryDialogs(clock, store);
+  await waitAt(dialogs, { id: 100, conversation: CONVERSATION, at: T0, deadline: T0 + 60_000 });
+  await waitAt(dialogs, { id: 200, conversation: "dm:3,8", at: T0, deadline: T0 + 60_000 });
+  await waitAt(dialogs, { id: 300, conversation: "dm:3,9", at: T0, deadline: T0 + 60_000 });
+  await dialogs.end("300", "operator", live);
+  // The bot stops here (a lease lost), and the store loses dialog 100's keys meanwhile (a Redis
+  // restarted without persistence); dialog 200's are kept, and ended dialog 300's header too.
+  dialogs.pause();
+  const ns = store.namespace("dialogs");
+  for (const { key } of await ns.list("")) if (key.includes(":100")) await ns.delete(key);
+  const { ready, lost } = await dialogs.load();
+  expect(ready).toEqual([]);
+  expect(lost.map((h) => [h.id, h.conversation, h.userId])).toEqual([["100", CONVERSATION, 7]]);
+  expect(dialogs.entry("200")?.waiting).toBe(true);
+  // A fresh process knew nothing to lose; nor does a load long after the stop (ended headers expire).
+  expect((await memoryDialogs(clock, store).load()).lost).toEqual([]);
+  dialogs.pause();
+  for (const { key } of await ns.list("")) if (key.includes(":200")) await ns.delete(key);
+  await clock.advance(8 * 86_400_000);
+  expect((await dialogs.load()).lost).toEqual([]);
 });

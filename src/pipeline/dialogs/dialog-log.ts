@@ -28,7 +28,7 @@ import { migrateV1 } from "./dialog-v1.ts";
  * How long an ended dialog's header stays, refusing a late run's append: from its end, or, when
  * the end has a note, from when the note was said (until then it stays, however long that takes).
  */
-const ENDED_KEPT_MS = 7 * 86_400_000;
+export const ENDED_KEPT_MS = 7 * 86_400_000;
 
 /**
  * What an end's note takes from its dialog's log (the progresses its runs left open:
@@ -79,15 +79,17 @@ export class DialogLog {
 
   /**
    * Every dialog's header (a start reads these, never the logs): the ongoing dialogs', and the
-   * ended ones' whose note (`note`) is not known to be said.
+   * ended ones' whose note (`note`) is not known to be said. `seen` gets the id of every header
+   * found, ended ones' included.
    */
-  async heads(): Promise<DialogHead[]> {
+  async heads(seen?: Set<string>): Promise<DialogHead[]> {
     await migrateV1(this.#store, (head, entries, record) =>
       this.append(head, entries, true, [{ op: "delete", key: record }]),
     );
     const heads: DialogHead[] = [];
     for (const { value } of await this.#store.list("h:")) {
       const head = asHead(value);
+      if (head !== undefined) seen?.add(head.id);
       if (head !== undefined && (head.ended === undefined || head.note !== undefined)) heads.push(head);
     }
     return heads;

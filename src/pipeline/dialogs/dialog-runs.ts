@@ -32,7 +32,7 @@ import { type DialogEntry, type ReadyRun, whenRunOver, whenSettled } from "./dia
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
-import { sayNote } from "./end-notes.ts";
+import { sayLost, sayNote } from "./end-notes.ts";
 import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
 import { type AnswerRecorder, ReactionAnswers } from "./reaction-answers.ts";
@@ -82,19 +82,19 @@ export class DialogEngine {
   }
 
   /**
-   * Read the dialogs' headers (at each start, after the ledger), and say the notes of ended ones
-   * not known to be said. False when `signal` aborted meanwhile.
+   * Read the dialogs' headers (at each start, after the ledger); say the notes of ended dialogs not
+   * known to be said, and of those the store lost. False when `signal` aborted meanwhile.
    */
   async open(signal: AbortSignal): Promise<boolean> {
-    const ready = await this.#o.dialogs.load();
+    const { ready, lost } = await this.#o.dialogs.load();
     if (signal.aborted) return false;
     this.#ready = [];
+    for (const head of lost) this.#o.queue.push(head.conversation, (c) => sayLost(this.#o, head, c.signal));
+    // An ended dialog's note not known to be said (end-notes.ts): said before what is caught up.
     for (const head of ready) {
-      const note = head.note;
-      // An ended dialog's note not known to be said (end-notes.ts): said before what is caught up.
-      if (note !== undefined)
-        this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, true, c.signal));
-      else this.#ready.push(head);
+      const { note } = head;
+      if (note === undefined) this.#ready.push(head);
+      else this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, true, c.signal));
     }
     return true;
   }

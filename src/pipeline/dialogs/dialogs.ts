@@ -26,7 +26,7 @@ import {
   viewOf,
 } from "./dialog-entry.ts";
 import { DialogIndex } from "./dialog-index.ts";
-import { DialogEnded, DialogLog, LogMoved, type NoteOfLog } from "./dialog-log.ts";
+import { DialogEnded, DialogLog, ENDED_KEPT_MS, LogMoved, type NoteOfLog } from "./dialog-log.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import {
   type AskedIn,
@@ -44,6 +44,9 @@ import { retrying } from "./store-retry.ts";
 export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
 export type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 
+/** An entry whose log holds an append, not ending here: its header is in the store unless the store lost it. */
+const hadLog = (entry: DialogEntry) => (entry.head.n ?? entry.head.seq) > 0 && entry.ending === undefined;
+
 export class Dialogs {
   readonly #o: DialogsOptions;
   readonly log: DialogLog;
@@ -57,6 +60,8 @@ export class Dialogs {
   readonly buttons: Buttons;
   /** Aborted when the bot stops: an end no run waits for (an operator's) stops trying then. */
   #live = new AbortController();
+  /** When the bot last stopped here: the entries kept since are checked against the store at {@link load}. */
+  #pausedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: DialogsOptions) {
     this.#o = options;
@@ -75,14 +80,21 @@ export class Dialogs {
 
   /**
    * Read every dialog's header (at each start: another instance may have written them) and index
-   * them, so that answers caught up after a restart find their dialog. Returns the headers of
-   * dialogs holding an answer (or deadline) not yet run, and of ended dialogs whose note is not
-   * known to be said (end-notes.ts): the caller runs or says them once it can.
+   * them, so that answers caught up after a restart find their dialog. Returns in `ready` the
+   * headers of dialogs holding an answer (or deadline) not yet run, and of ended dialogs whose note
+   * is not known to be said (end-notes.ts): the caller runs or says them once it can. In `lost`,
+   * those of dialogs this process knew with a log (the bot stopped here, as a lease lost in a
+   * Redis outage stops it) whose header the store no longer has, not even as ended: the store
+   * lost them (a Redis restarted without persistence, or flushed).
    */
-  async load(): Promise<DialogHead[]> {
+  async load(): Promise<{ ready: DialogHead[]; lost: DialogHead[] }> {
+    const recent = this.#o.clock.now() - this.#pausedAt < ENDED_KEPT_MS;
+    const before = recent ? [...this.#known.values()].filter(hadLog).map((e) => e.head) : [];
     this.stop();
-    if (!this.#o.persist) return [];
-    return this.#known.load(await this.log.heads());
+    if (!this.#o.persist) return { ready: [], lost: [] };
+    const found = new Set<string>();
+    const ready = this.#known.load(await this.log.heads(found));
+    return { ready, lost: before.filter((head) => !found.has(head.id)) };
   }
 
   /** Wait for the deadlines from now on (one already past fires at once), and for started dialogs. */
@@ -94,6 +106,7 @@ export class Dialogs {
 
   /** Stop the timer (the bot stops; the logs stay); entries stay until the next {@link load}. */
   pause(): void {
+    this.#pausedAt = this.#o.clock.now();
     this.#deadlines.stop();
     this.#on = undefined;
     this.#live.abort();

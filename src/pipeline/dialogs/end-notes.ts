@@ -25,6 +25,10 @@ import { endProgresses } from "./end-progresses.ts";
 /** The log line of a note the server refused (a 400: the conversation gone, the person deactivated). */
 export const NOTE_REFUSED = "the server refused to tell the person their dialog ended: the note is dropped";
 
+/** What the person is told when the state store lost their dialog's log (see {@link sayLost}). */
+export const LOST_NOTE =
+  "Sorry, I lost track of our conversation (the bot's stored state was reset): please start again.";
+
 /** What saying a note needs. */
 export interface NoteParts {
   contexts: BotContexts;
@@ -106,5 +110,35 @@ export async function sayNote(
       { err, dialog: dialog.id },
       "could not record that an ended dialog's note was said: the next start looks for it before saying it",
     );
+  });
+}
+
+/**
+ * Tell the person of dialog `head`, whose log the state store lost (`Dialogs.load`), to start
+ * again, where its question waits (named, in a channel topic). Nothing of it is left to keep the
+ * note until said: one send, its failure logged.
+ */
+export async function sayLost(o: NoteParts, head: DialogHead, signal: AbortSignal): Promise<void> {
+  const { contexts, log } = o;
+  log.warn(
+    { dialog: head.id, where: head.where },
+    "a dialog's log is gone from the state store (lost with its keys): its person is told to start again",
+  );
+  const [kind, id, ...rest] = head.conversation.split(":");
+  const self = contexts.self?.userId ?? -1;
+  let to: SendMessageParams;
+  if (kind === "dm") {
+    const ids = (id ?? "").split(",").map(Number);
+    to = { type: "direct", to: ids.filter((n) => n !== self), content: LOST_NOTE };
+  } else {
+    // The key keeps the topic lowercased: its case as shown is the end of `where` (`#channel > topic`).
+    const lower = rest.join(":");
+    const shown = head.where.slice(head.where.length - lower.length);
+    const topic = shown.toLowerCase() === lower ? shown : lower;
+    const content = `@**${head.userName}|${head.userId}** ${LOST_NOTE}`;
+    to = { type: "channel", to: Number(id), topic, content };
+  }
+  await contexts.client.messages.send(to, { signal }).catch((err: unknown) => {
+    log.warn({ err, dialog: head.id }, "could not tell the person their dialog's log was lost");
   });
 }

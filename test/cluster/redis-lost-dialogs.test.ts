@@ -1,0 +1,76 @@
+/**
+ * Redis losing bothost's keys (flushed, or restarted without persistence) under a running bot with
+ * a dialog waiting: the bot's lease is lost with them and taken again, and its start finds the
+ * dialog it knew gone from the store. Its person is told to start again, where the question
+ * waits, once, and can: the next dialog runs as usual. One `bothost run` on a redis-server of its
+ * own (skipped without redis-server on PATH).
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { LOST_NOTE } from "../../src/pipeline/dialogs/end-notes.ts";
+import { hasRedisServer, startInstance, taggedModule, useOwnRedisCluster } from "../support/cluster.ts";
+import { botSaid, MEMBER, sayToBot, send } from "../support/e2e-daemon.ts";
+
+const available = hasRedisServer();
+if (!available) console.warn("dialogs lost with Redis's keys: redis-server is not on PATH: skipped");
+
+const start = useOwnRedisCluster();
+
+describe.skipIf(!available)("a dialog whose log Redis lost", () => {
+  it("has its person told to start again, once, and a new dialog runs", async () => {
+    const { redis, sandbox, config } = await start({ prefix: "lost-dialogs", ttl: "3s" });
+    await taggedModule(config, "v1");
+    await writeFile(
+      path.join(path.dirname(config.file), "bot.mjs"),
+      `export default { events: ["message"], setup(bot) {
+  bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
+    const size = await ctx.prompt("Which size?");
+    await ctx.reply("size " + size.text);
+  });
+} };\n`,
+    );
+    const instance = await startInstance(config);
+    send(sandbox, "ask", "c0", "Orders");
+    sayToBot(sandbox, "ask");
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["Which size?", "Which size?"]);
+    // The questions' logs kept: the dialogs wait.
+    await expect
+      .poll(
+        async () => {
+          const res = await fetch(`${instance.url}/admin/dialogs`);
+          const listed = (await res.json()) as { dialogs: { deadline?: string }[] }[];
+          return listed[0]?.dialogs.map((d) => d.deadline !== undefined);
+        },
+        { timeout: 15_000 },
+      )
+      .toEqual([true, true]);
+    const admin = new Redis(redis.url);
+    try {
+      await admin.flushall();
+      await admin.call("CLIENT", "KILL", "TYPE", "normal").catch(() => {});
+    } finally {
+      admin.disconnect();
+    }
+    const member = sandbox.control.users().find((u) => u.email === MEMBER)!;
+    const told = `@**${member.full_name}|${member.user_id}** ${LOST_NOTE}`;
+    await expect
+      .poll(() => botSaid(sandbox).slice(2).sort(), { timeout: 30_000 })
+      .toEqual([told, LOST_NOTE].sort());
+    // Each where its question waits: named in the channel topic (its case kept), plainly in the direct message.
+    const note = sandbox.control.messages().find((m) => m.content === told);
+    expect(note?.topic).toBe("Orders");
+    const direct = sandbox.control.messages().find((m) => m.content === LOST_NOTE);
+    const view = sandbox.control.messageView(Number(direct?.id));
+    expect(view?.type === "private" && view.display_recipient.map((r) => r.id)).toContain(member.user_id);
+    expect(
+      instance.proc.logs().filter((l) => String(l.msg).startsWith("a dialog's log is gone")),
+    ).toHaveLength(2);
+    // The answer to the lost question is an ordinary message; a new dialog runs.
+    send(sandbox, "ask", "c0", "Orders");
+    await expect.poll(() => botSaid(sandbox).length, { timeout: 15_000 }).toBe(5);
+    send(sandbox, "large", "c0", "Orders");
+    await expect.poll(() => botSaid(sandbox).at(-1), { timeout: 15_000 }).toBe("size large");
+  }, 60_000);
+});
