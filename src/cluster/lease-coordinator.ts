@@ -294,10 +294,8 @@ export class LeaseCoordinator implements Coordinator {
       acquired.push(bot);
       this.#lost.delete(bot);
       // A number, no secret: not under a key the log redacts (`token`).
-      this.#o.log.info(
-        { bot, fencingToken: fencingTokenOf(fence) },
-        "lease acquired; starting the bot on this instance",
-      );
+      const fencingToken = fencingTokenOf(fence);
+      this.#o.log.info({ bot, fencingToken }, "lease acquired; starting the bot on this instance");
     }
     return acquired;
   }
@@ -309,8 +307,9 @@ export class LeaseCoordinator implements Coordinator {
     const renewed = await leases.renew(entries.map(([, held]) => held.fence));
     entries.forEach(([bot, held], i) => {
       if (this.#held.get(bot) !== held) return; // lost meanwhile
-      if (renewed[i]) this.#extend(bot, held, sentAt);
-      else this.#lose(bot, "another instance holds its lease now", true);
+      if (renewed[i] === "renewed") this.#extend(bot, held, sentAt);
+      else if (renewed[i] === "taken") this.#lose(bot, "another instance holds its lease now", true);
+      else this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)", false);
     });
   }
 

@@ -35,15 +35,22 @@ return value
 const RENEW = `
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[i + 1] then
+  local current = redis.call('GET', key)
+  if current == ARGV[i + 1] then
     redis.call('PEXPIRE', key, ARGV[1])
     renewed[i] = 1
-  else
+  elseif current then
     renewed[i] = 0
+  else
+    renewed[i] = 2
   end
 end
 return renewed
 `;
+
+/** A lease renewal's outcome: extended, held by another instance now, or held by nobody. */
+export type Renewal = "renewed" | "taken" | "gone";
+const RENEWALS: Record<number, Renewal> = { 1: "renewed", 0: "taken", 2: "gone" };
 
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -151,8 +158,11 @@ export class RedisLeases {
     return value === null ? undefined : { key, value };
   }
 
-  /** Extend each lease still holding its value by the ttl; `false` for one that is not ours any more. */
-  async renew(fences: readonly Fence[]): Promise<boolean[]> {
+  /**
+   * Extend each lease still holding its value by the ttl; for one that is not ours any more, whether
+   * another instance holds it (`taken`) or nobody does (`gone`: it expired, or Redis lost its keys).
+   */
+  async renew(fences: readonly Fence[]): Promise<Renewal[]> {
     const result = await this.#run("a lease renewal", async () => {
       const renewed = await this.#client.bothostLeaseRenew(
         fences.length,
@@ -163,7 +173,7 @@ export class RedisLeases {
       await this.replication.confirm("a lease renewal");
       return renewed;
     });
-    return result.map((n) => n === 1);
+    return result.map((n) => RENEWALS[n] ?? "taken");
   }
 
   /** Give the lease up (only if it still holds `fence.value`), so another instance can take it now. */

@@ -1,7 +1,7 @@
 /**
  * Redis losing bothost's keys (flushed, or restarted without persistence) under a running bot with
- * a dialog waiting: the bot's lease is lost with them and taken again, and its start finds the
- * dialog it knew gone from the store. Its person is told to start again, where the question
+ * a dialog waiting: the bot's lease is lost with them (said as gone, not as held elsewhere) and
+ * taken again, and its start finds the dialog it knew gone from the store. Its person is told to start again, where the question
  * waits, once, and can: the next dialog runs as usual. One `bothost run` on a redis-server of its
  * own (skipped without redis-server on PATH).
  */
@@ -67,6 +67,14 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
     expect(
       instance.proc.logs().filter((l) => String(l.msg).startsWith("a dialog's log is gone")),
     ).toHaveLength(2);
+    // The lease went with the keys: nobody else holds it, and the line does not say another does.
+    const lost = instance.proc.logs().filter((l) => String(l.msg).startsWith("lease lost"));
+    expect(lost.map((l) => [l.reason, l.msg])).toEqual([
+      [
+        "its lease is gone from Redis (it expired, or Redis lost its keys)",
+        "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight",
+      ],
+    ]);
     // The answer to the lost question is an ordinary message; a new dialog runs.
     send(sandbox, "ask", "c0", "Orders");
     await expect.poll(() => botSaid(sandbox).length, { timeout: 15_000 }).toBe(5);
