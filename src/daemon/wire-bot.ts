@@ -285,7 +285,8 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     effects,
   });
   const failing = { letters, log, clock, metrics, health: storeHealth, handlerTimeoutMs: o.handlerTimeoutMs };
-  const failures = new HandlerFailures({ ...failing, retries: o.retries, commit });
+  const attempts = o.captured || o.mode === "backtest" ? undefined : store.namespace("attempts");
+  const failures = new HandlerFailures({ ...failing, retries: o.retries, commit, attempts });
   const runJob: RunJob = jobRunner({ ...failing, effects }, failures);
   const scheduler = new BotScheduler({
     client,

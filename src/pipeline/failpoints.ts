@@ -18,6 +18,8 @@ export type Failpoint =
   | "question-logged"
   /** A move of a dialog's question was appended; the new conversation's messages still held. */
   | "move-logged"
+  /** A message's handler failed an attempt, its count kept; the pause before the next not begun. */
+  | "attempt-failed"
   /**
    * A `ctx.external` call's result is in hand (recorded and committed, in a run with effect
    * records), not yet handed back to the handler.

@@ -4,7 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
-import type { JsonValue } from "../state/state-store.ts";
+import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { FailureMetrics } from "./incoming.ts";
 import type { StoreHealth } from "./store-health.ts";
@@ -38,6 +38,8 @@ export interface HandlerFailuresOptions {
   commit(): Promise<void>;
   /** Told when a run waiting for the store gets through (see store-health.ts). */
   health?: StoreHealth | undefined;
+  /** Where a retried message's failed attempts are counted (failed-attempts.ts); none in a dry run. */
+  attempts?: StateStore | undefined;
 }
 
 /** The failed event or job occurrence. */

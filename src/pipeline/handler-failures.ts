@@ -22,6 +22,8 @@ import { sleep } from "../api/sleep.ts";
 import { namedRun, withinAttemptTime } from "./attempt-timeout.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
+import { FailedAttempts } from "./failed-attempts.ts";
+import { failpoint } from "./failpoints.ts";
 import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
   outageOf,
@@ -60,6 +62,7 @@ export class HandlerFailures {
   readonly #o: HandlerFailuresOptions;
   readonly #waits: StoreWaits;
   readonly #ends: FailureEnds;
+  readonly #tally: FailedAttempts;
   #stopping = new AbortController();
   // Known without reading the signal: one is made on first read (most of a KB), needed only on a failure.
   #stopped = false;
@@ -71,6 +74,7 @@ export class HandlerFailures {
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
     this.#waits = new StoreWaits(options.clock, options.health);
+    this.#tally = new FailedAttempts(options.attempts, options.commit);
     this.#ends = new FailureEnds(
       options,
       () => this.#stopping.signal,
@@ -115,7 +119,9 @@ export class HandlerFailures {
     const firstFailedAt = clock.now();
     const policy = o.retries;
     let last = error;
-    let attempts = 1;
+    // A message caught up after a crash in a pause goes on counting the attempts made before it.
+    const before = await this.#tally.before(run);
+    let attempts = 1 + before;
     let waited = false;
     /** Counted among the events the outage had run again (store-health.ts). */
     let retried = false;
@@ -150,10 +156,13 @@ export class HandlerFailures {
             o.log[level]({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
           } else
             o.log.warn({ error: inWords(last), ...again }, "handler failed; running it again after a pause");
+          await this.#tally.failed(run, attempts);
+          failpoint("attempt-failed");
           await sleep(clock, delay, stopping);
           await attempt();
         }
         o.log.info({ attempts }, "handler succeeded on a later attempt");
+        await this.#tally.done(run);
         return await this.#ends.ended(run);
       } catch (err) {
         if (!ran) break; // stopping during the pause: see below
@@ -181,7 +190,7 @@ export class HandlerFailures {
       );
       return "resumes";
     }
-    if (attempts === 1 && cutOffMessage(run, last)) {
+    if (attempts === 1 + before && cutOffMessage(run, last)) {
       // Left unmarked, as a crash leaves it: the next start's catch-up runs it again, once. A
       // letter as well could run it twice, should the stop close the store before its mark.
       cutLog(o.log, this.cutLevel).info(
@@ -203,6 +212,7 @@ export class HandlerFailures {
     if (!stopping.aborted) await this.#ends.gaveUp(run);
     const cut = stopping.aborted && !isFinal(last);
     await this.#ends.keep(run, last, attempts, firstFailedAt, clock.now(), cut);
+    await this.#tally.done(run);
     return cut ? "replays" : false;
   }
 }

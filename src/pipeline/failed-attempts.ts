@@ -1,0 +1,57 @@
+/**
+ * The attempts a message's handler failed, kept in the bot's store while the message is retried
+ * (`<bot>/attempts`, `m:<id>`). A kill -9 in the pause between two attempts leaves the message
+ * unmarked, and the next start's catch-up runs it again: its count goes on from the attempts made
+ * before, so that the handler runs at most `retries.attempts` times in all. One write per failed
+ * attempt before its pause and one read per failed message, nothing for a run that succeeds at
+ * once. A count left behind (the message handled at once after a restart) expires after a day;
+ * a message first retried longer ago than that starts counting again.
+ */
+import type { StateStore } from "../state/state-store.ts";
+import type { AnyEvent } from "../wire/events.ts";
+import { ledgerIdOf } from "./event-fields.ts";
+import type { FailedRun } from "./handler-failures-types.ts";
+import { isMessage } from "./stop-cut.ts";
+
+const KEPT_MS = 86_400_000;
+
+export class FailedAttempts {
+  readonly #store: StateStore | undefined;
+  readonly #commit: () => Promise<void>;
+
+  constructor(store: StateStore | undefined, commit: () => Promise<void>) {
+    this.#store = store;
+    this.#commit = commit;
+  }
+
+  /** The key of `run`'s count: a message's own run (not a dialog's, nor a dead letter's replay). */
+  #keyOf(run: FailedRun): string | undefined {
+    if (this.#store === undefined || run.dialog !== undefined || run.letter || !isMessage(run))
+      return undefined;
+    const id = ledgerIdOf(run.event as AnyEvent);
+    return id === undefined ? undefined : `m:${id}`;
+  }
+
+  /** The attempts of `run`'s message that failed before this process ran it (0 when unknown). */
+  async before(run: FailedRun): Promise<number> {
+    const key = this.#keyOf(run);
+    if (key === undefined) return 0;
+    const n = await this.#store!.get(key).catch(() => undefined);
+    return typeof n === "number" ? n : 0;
+  }
+
+  /** `n` attempts of `run`'s message failed: kept (committed) before its pause. A store failing the write is no failure of the run. */
+  async failed(run: FailedRun, n: number): Promise<void> {
+    const key = this.#keyOf(run);
+    if (key === undefined) return;
+    await this.#store!.set(key, n, { ttlMs: KEPT_MS })
+      .then(() => this.#commit())
+      .catch(() => {});
+  }
+
+  /** `run`'s message is done with (handled, or kept as a dead letter): its count goes. */
+  async done(run: FailedRun): Promise<void> {
+    const key = this.#keyOf(run);
+    if (key !== undefined) await this.#store!.delete(key).catch(() => {});
+  }
+}
