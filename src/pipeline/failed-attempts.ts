@@ -1,7 +1,8 @@
 /**
- * The attempts a message's handler failed, kept in the bot's store while the message is retried
- * (`<bot>/attempts`, `m:<id>`). A kill -9 in the pause between two attempts leaves the message
- * unmarked, and the next start's catch-up runs it again: its count goes on from the attempts made
+ * The attempts a message's handler (or a cron job's occurrence) failed, kept in the bot's store
+ * while it is retried (`<bot>/attempts`, `m:<id>`, `j:<job>@<time>`). A kill -9 in the pause
+ * between two attempts leaves the message unmarked (the occurrence under way), and the next start
+ * runs it again (its catch-up, the job's restart): its count goes on from the attempts made
  * before, so that the handler runs at most `retries.attempts` times in all. One write per failed
  * attempt before its pause and one read per failed message, nothing for a run that succeeds at
  * once. A count left behind (the message handled at once after a restart) expires after a day;
@@ -11,6 +12,7 @@ import type { StateStore } from "../state/state-store.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import type { FailedRun } from "./handler-failures-types.ts";
+import type { JobOccurrence } from "./incoming.ts";
 import { isMessage } from "./stop-cut.ts";
 
 const KEPT_MS = 86_400_000;
@@ -24,11 +26,17 @@ export class FailedAttempts {
     this.#commit = commit;
   }
 
-  /** The key of `run`'s count: a message's own run (not a dialog's, nor a dead letter's replay). */
+  /**
+   * The key of `run`'s count: a message's own run (not a dialog's), or a cron job's occurrence
+   * (run again at the next start when a crash cut it); not a dead letter's replay.
+   */
   #keyOf(run: FailedRun): string | undefined {
-    if (this.#store === undefined || run.dialog !== undefined || run.letter || !isMessage(run))
-      return undefined;
-    const id = ledgerIdOf(run.event as AnyEvent);
+    if (this.#store === undefined || run.dialog !== undefined || run.letter) return undefined;
+    if (run.event.type === "cron_job") {
+      const { job, scheduledFor } = run.event as JobOccurrence;
+      return `j:${job}@${scheduledFor}`;
+    }
+    const id = isMessage(run) ? ledgerIdOf(run.event as AnyEvent) : undefined;
     return id === undefined ? undefined : `m:${id}`;
   }
 

@@ -1,7 +1,7 @@
 /**
  * A handler that keeps failing, its daemon killed in the pause between two attempts (a crash
  * point right after the failed attempt's count was kept): the message is caught up at the next
- * start, and its attempts go on from the count, so that the handler runs `retries.attempts` times
+ * start (a cron job's occurrence under way runs again), and its attempts go on from the count, so that the handler runs `retries.attempts` times
  * in all, then the message is kept as a dead letter once. On the file store, and on Redis when one
  * answers (else skipped with one line).
  */
@@ -24,6 +24,19 @@ const BOT = `export default { events: ["message"], setup(bot) {
   });
 } };\n`;
 
+/** A daily job due a few seconds after the first start (its cron kept in a file for the restart), failing every time. */
+const jobBot = (cronFile: string) => `import { existsSync, readFileSync, writeFileSync } from "node:fs";
+export default { setup(bot) {
+  if (!existsSync(${JSON.stringify(cronFile)})) {
+    const at = new Date(Date.now() + 3000);
+    writeFileSync(${JSON.stringify(cronFile)}, at.getUTCSeconds() + " " + at.getUTCMinutes() + " " + at.getUTCHours() + " * * *");
+  }
+  bot.cron(readFileSync(${JSON.stringify(cronFile)}, "utf8"), { id: "boom-job" }, async (ctx) => {
+    ctx.log.info("boom handler ran");
+    throw new Error("boom failed");
+  });
+} };\n`;
+
 const runs = (daemon: CliProcess) => daemon.logs().filter((l) => l.msg === "boom handler ran").length;
 const letters = (daemon: CliProcess) =>
   daemon
@@ -31,40 +44,48 @@ const letters = (daemon: CliProcess) =>
     .filter((l) => String(l.msg).startsWith("handler failed (every attempt failed): kept as dead letter"));
 
 describe.each(backends)("on the %s", (_name, backendFor) => {
-  it("killed in a pause between attempts, the handler runs retries.attempts times in all", {
-    timeout: 60_000,
-  }, async () => {
-    const sandbox = await startE2eSandbox(orgWithBots(1));
-    const dir = await mkdtemp(path.join(tmpdir(), "bothost-retry-crash-"));
-    await writeFile(path.join(dir, "bot.mjs"), BOT);
-    const file = path.join(dir, "bothost.yaml");
-    const yaml = [
-      `server:\n  url: ${sandbox.url}`,
-      backendFor(dir).yaml,
-      "log:\n  level: info\n  pretty: false",
-      "bots:",
-      `  b:\n    module: ./bot.mjs\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
-      "    retries: { attempts: 4, backoff: 200ms, max_backoff: 200ms }",
-    ];
-    await writeFile(file, `${yaml.join("\n")}\n`);
-    const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
-    const start = async (more: Record<string, string> = {}) => {
-      const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
-      await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
-      return daemon;
-    };
-    // Killed once the second attempt failed and its count was kept: two runs made.
-    const first = await start({ BOTHOST_FAILPOINTS: "attempt-failed@2" });
-    sayToBot(sandbox, "boom");
-    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
-    expect(runs(first)).toBe(2);
-    // The next start catches the message up and makes the two attempts left, then keeps it.
-    const second = await start();
-    await expect.poll(() => letters(second).length, { timeout: 30_000 }).toBe(1);
-    expect(runs(second)).toBe(2);
-    expect(letters(second)[0]).toMatchObject({ attempts: 4 });
-    second.kill("SIGTERM");
-    expect(await second.exited).toEqual({ code: 0, signal: null });
-    expect(runs(second)).toBe(2);
-  });
+  it.each([
+    ["a message", "message"],
+    ["a cron job's occurrence", "job"],
+  ])(
+    "%s killed in a pause between attempts runs retries.attempts times in all",
+    {
+      timeout: 60_000,
+    },
+    async (_what, kind) => {
+      const sandbox = await startE2eSandbox(orgWithBots(1));
+      const dir = await mkdtemp(path.join(tmpdir(), "bothost-retry-crash-"));
+      await writeFile(path.join(dir, "bot.mjs"), kind === "job" ? jobBot(path.join(dir, "cron")) : BOT);
+      const file = path.join(dir, "bothost.yaml");
+      const yaml = [
+        `server:\n  url: ${sandbox.url}`,
+        backendFor(dir).yaml,
+        "log:\n  level: info\n  pretty: false",
+        "bots:",
+        `  b:\n    module: ./bot.mjs\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
+        "    retries: { attempts: 4, backoff: 200ms, max_backoff: 200ms }",
+      ];
+      await writeFile(file, `${yaml.join("\n")}\n`);
+      const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
+      const start = async (more: Record<string, string> = {}) => {
+        const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
+        await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
+        return daemon;
+      };
+      // Killed once the second attempt failed and its count was kept: two runs made.
+      const first = await start({ BOTHOST_FAILPOINTS: "attempt-failed@2" });
+      if (kind === "message") sayToBot(sandbox, "boom");
+      expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+      expect(runs(first)).toBe(2);
+      // The next start catches the message up (runs the occurrence again) and makes the two
+      // attempts left, then keeps it.
+      const second = await start();
+      await expect.poll(() => letters(second).length, { timeout: 30_000 }).toBe(1);
+      expect(runs(second)).toBe(2);
+      expect(letters(second)[0]).toMatchObject({ attempts: 4 });
+      second.kill("SIGTERM");
+      expect(await second.exited).toEqual({ code: 0, signal: null });
+      expect(runs(second)).toBe(2);
+    },
+  );
 });
