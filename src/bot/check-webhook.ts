@@ -5,8 +5,8 @@
  * A message names the field and what it got (its kind), never a secret's value.
  */
 
-import { suggest } from "../config/did-you-mean.ts";
 import { WEBHOOK_NAME } from "../config/schema-fields.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import type { WebhookOptions, WebhookVerify } from "../webhook/webhook-runtime.ts";
 import { BotSetupError } from "./setup-error.ts";
 

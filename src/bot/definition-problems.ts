@@ -3,7 +3,7 @@
  * `MODULE_INVALID`: for a module's default export, or for a definition given as a value (the
  * testing kit's `runBot({ bot })`).
  */
-import { suggest } from "../config/did-you-mean.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import { eventSchemas, isKnownEventType } from "../wire/events.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { ConfigError } from "../config/config-error.ts";
 import type { ConfigPath, ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
-import { suggest } from "../config/did-you-mean.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";
 import { issuesToProblems, type SchemaDef, shapeOf, unwrapSchema } from "../config/zod-problems.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
 /**

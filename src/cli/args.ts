@@ -5,10 +5,10 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
-import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
 import { logRefusedReload } from "../daemon/reload-refused.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 
 /** `-c, --config FILE`: every command that reads the config takes it. */
 export const configOption = { config: { type: "string", short: "c" } } as const;

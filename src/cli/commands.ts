@@ -1,6 +1,6 @@
 import type { CommandDescription } from "../bot/commands/describe-commands.ts";
-import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode } from "../config/exit-codes.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
 
 export const commandsHelp = `Usage: bothost commands [BOT] [--config FILE] [--json]

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /** The `bothost` command. Each subcommand is loaded only when it runs, so `bothost --help` stays fast. */
 import { readFileSync } from "node:fs";
-import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode } from "../config/exit-codes.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;

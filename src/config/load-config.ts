@@ -2,10 +2,10 @@
  * Loading the config file: read → YAML with positions → interpolation → schema → files → freeze.
  */
 import path from "node:path";
+import { hasTypoOf } from "../errors/did-you-mean.ts";
 import { type BotsDraft, ConfigError, type ConfigErrorCode } from "./config-error.ts";
 import { type ConfigProblem, formatPath } from "./config-problem.ts";
 import { ConfigSource } from "./config-source.ts";
-import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
 import { type Config, type ConfigFile, ConfigSchema, checkListener } from "./schema.ts";

@@ -3,9 +3,9 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import { hasTypoOf } from "../errors/did-you-mean.ts";
 import type { ConfigProblem } from "./config-problem.ts";
 import { type ConfigSource, displayPath } from "./config-source.ts";
-import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { BOT_NAME, ServerUrl } from "./schema-fields.ts";
 

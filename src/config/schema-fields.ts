@@ -2,8 +2,8 @@
  * The config's field types that need more than a zod primitive: each says how to fix a bad value.
  */
 import { z } from "zod";
+import { suggest } from "../errors/did-you-mean.ts";
 import { eventSchemas, isKnownEventType, type KnownEventType } from "../wire/events.ts";
-import { suggest } from "./did-you-mean.ts";
 import { parseDuration, UNIT_MS } from "./duration.ts";
 
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */

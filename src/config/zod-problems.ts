@@ -3,9 +3,9 @@
  * zod issues → config problems whose messages say how to fix the value, never showing a secret.
  */
 import type { z } from "zod";
+import { hasTypoOf, suggest } from "../errors/did-you-mean.ts";
 import type { ConfigPath, ConfigProblem } from "./config-problem.ts";
 import type { ConfigSource } from "./config-source.ts";
-import { hasTypoOf, suggest } from "./did-you-mean.ts";
 import { botNameProblem } from "./schema-fields.ts";
 import { isSecretPath, ownWordsOnly } from "./secrets.ts";
 

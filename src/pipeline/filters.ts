@@ -3,7 +3,7 @@
  * any of its items (OR). Everything is checked when `on()` is called, so a typo or a filter that
  * can never match the event type fails at startup instead of silently never firing.
  */
-import { suggest } from "../config/did-you-mean.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import { type AnyEvent, isKnownEventType, isTypedEvent, type ServerEvent } from "../wire/events.ts";
 import { addressedFilter } from "./addressed.ts";
 import type { RoutableContext } from "./routable-context.ts";

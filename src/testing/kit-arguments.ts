@@ -4,9 +4,9 @@
  */
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { definitionProblems } from "../bot/definition-problems.ts";
-import { suggest } from "../config/did-you-mean.ts";
 import { parseDuration } from "../config/duration.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 
 /**
  * `bot`, given as a value to `runBot` (or `restart`), when it is a bot; else `MODULE_INVALID`,

@@ -6,13 +6,13 @@ import { describe, expect, it } from "vitest";
 import { ModuleError } from "../../src/bot/module-error.ts";
 import { ConfigError } from "../../src/config/config-error.ts";
 import { formatPath } from "../../src/config/config-problem.ts";
-import { suggest } from "../../src/config/did-you-mean.ts";
 import { parseDuration } from "../../src/config/duration.ts";
 import { ExitCode, exitCodeFor } from "../../src/config/exit-codes.ts";
 import { resolveConfigPath } from "../../src/config/load-config.ts";
 import { parseZuliprc } from "../../src/config/resolve-credentials.ts";
 import { parseListenAddress } from "../../src/config/schema-fields.ts";
 import { BothostError } from "../../src/errors/bothost-error.ts";
+import { suggest } from "../../src/errors/did-you-mean.ts";
 
 describe("parseDuration", () => {
   it.each([

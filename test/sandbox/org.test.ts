@@ -108,6 +108,7 @@ describe("org files", () => {
         "  - email: a@x.example",
         "    full_name: A",
         "    colour: blue",
+        "    rol: member",
         "bots:",
         "  - email: b@x.example",
         "    full_name: B",
@@ -121,6 +122,13 @@ describe("org files", () => {
     const err = await orgError(file);
     expect(err.issues).toEqual([
       `${file}:6:5: users[0].colour: unknown field; remove it or check its spelling`,
+      `${file}:7:5: users[0].rol: unknown field; did you mean "role"?`,
+    ]);
+    // At the top level too, and in a mapping: the keys the org allows there.
+    const top = await orgError(yamlFile("realm:\n  nmae: Acme\nchanels:\n  - name: general\n"));
+    expect(top.issues).toEqual([
+      `${top.issues[0]!.split(":")[0]}:2:3: realm.nmae: unknown field; did you mean "name"?`,
+      `${top.issues[0]!.split(":")[0]}:3:1: chanels: unknown field; did you mean "channels"?`,
     ]);
     const refs = await orgError(
       yamlFile(

@@ -15,9 +15,9 @@
  * Bots of one daemon on one account answer as one (see shared-account.ts).
  */
 import { z } from "zod";
-import { suggest } from "../../config/did-you-mean.ts";
 import { isAtLeast, roleName } from "../../effects/users/roles.ts";
 import { unknownGroupCheck } from "../../effects/users/user-groups.ts";
+import { suggest } from "../../errors/did-you-mean.ts";
 import { addressOf, type SelfRef, textOf } from "../../pipeline/addressed.ts";
 import {
   type Composer,

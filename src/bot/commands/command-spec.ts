@@ -3,8 +3,8 @@
  * mistake in a command's declaration fails the bot's setup with a message naming it.
  */
 import type { z } from "zod";
-import { suggest } from "../../config/did-you-mean.ts";
 import { ROLE_NAMES, type RoleName } from "../../effects/users/roles.ts";
+import { suggest } from "../../errors/did-you-mean.ts";
 import type { Sender, Where } from "../../pipeline/addressed.ts";
 import type { ContextFor } from "../../pipeline/composer.ts";
 import type { BotContext } from "../../pipeline/context.ts";

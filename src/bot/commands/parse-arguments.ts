@@ -5,7 +5,7 @@
  */
 
 import type { z } from "zod";
-import { suggest } from "../../config/did-you-mean.ts";
+import { suggest } from "../../errors/did-you-mean.ts";
 import { issueInWords, type SchemaIssue } from "../../errors/issue-words.ts";
 import { choicesOf, inputFor, isFlag, isOptional, isOtherNumberNotation, typeOf } from "./arg-schema.ts";
 import { type Command, fullName } from "./command-spec.ts";
