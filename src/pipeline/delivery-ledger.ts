@@ -22,6 +22,9 @@
 import type { StateStore } from "../state/state-store.ts";
 
 export const CURSOR = "cursor";
+/** Logged (warn) when a start takes this process's ledger again, the store having lost the bot's. */
+export const LEDGER_CARRIED =
+  "the state store lost the bot's delivery ledger: it goes on from where it was here, catching up what was sent meanwhile";
 /** Every mark as of the last time the slots were full (and what earlier versions wrote). */
 const FINISHED = "finished";
 /** Keys of the marks saved since, one per save: `finished.0` to `finished.15`. */
@@ -108,6 +111,25 @@ export class DeliveryLedger implements MessageLedger {
     this.#savedCursor = id;
     this.#maxBegun = Math.max(this.#maxBegun, id);
     await this.#store.set(CURSOR, id);
+  }
+
+  /**
+   * Go on from `from`, this process's ledger of the bot's last start, when the store lost this
+   * one (read back without a cursor while `from` had one: a Redis restarted without persistence,
+   * or flushed): its cursor and its marks above it are taken and written again, so that the
+   * messages sent meanwhile are caught up rather than skipped. False when there is nothing to take.
+   */
+  async carry(from: DeliveryLedger): Promise<boolean> {
+    if (this.#cursor !== undefined || from.#cursor === undefined) return false;
+    const { text, highest } = from.#marksText();
+    const marks = new Set<number>();
+    for (const [first, last] of rangesIn(text)) for (let id = first; id <= last; id++) marks.add(id);
+    if (marks.size > 0) {
+      await this.#store.set(FINISHED, text);
+      [this.#restored, this.#lowestRestored, this.#stored[0]] = [marks, Math.min(...marks), highest];
+    }
+    await this.baseline(from.#cursor);
+    return true;
   }
 
   /** True if the message was handled, or is being handled, already. */

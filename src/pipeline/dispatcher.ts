@@ -6,7 +6,7 @@ import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
-import { DeliveryLedger, type MessageLedger } from "./delivery-ledger.ts";
+import { DeliveryLedger, LEDGER_CARRIED, type MessageLedger } from "./delivery-ledger.ts";
 import { whenAnswerRun, whenQuestionRun } from "./dialogs/dialog-entry.ts";
 import type { Move } from "./dialogs/dialog-moves.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
@@ -62,11 +62,13 @@ export class Dispatcher {
    * ledger keeps handled ids, not a cursor: webhook-ledger.ts).
    */
   async openLedger(signal: AbortSignal, options: { unordered?: boolean } = {}): Promise<boolean> {
-    const store = this.#o.ledgerStore;
-    const ledger = await (options.unordered
-      ? WebhookLedger.open(store, this.#o.log)
-      : DeliveryLedger.open(store));
+    const { ledgerStore: store, log } = this.#o;
+    const before = this.#commits?.ledger;
+    const ledger = await (options.unordered ? WebhookLedger.open(store, log) : DeliveryLedger.open(store));
     if (signal.aborted) return false;
+    // Read back without a cursor after a start here had one: the store lost it (delivery-ledger.ts).
+    if (ledger instanceof DeliveryLedger && before instanceof DeliveryLedger && (await ledger.carry(before)))
+      log.warn({ cursor: ledger.cursor }, LEDGER_CARRIED);
     this.#commits = new LedgerCommits(ledger, this.#o.ledgerCommits);
     return true;
   }

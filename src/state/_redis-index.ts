@@ -127,8 +127,9 @@ export interface LostDataLog {
 /**
  * Index a store's keys once ({@link indexOnce}), then watch for Redis losing them: answering
  * again after an outage without `<prefix>#indexed`, it restarted without persistence or was
- * flushed. Nothing else would tell: each bot's lease is taken again and the bot starts afresh, as
- * on a new store. One line says so, and the index is made again (so a next loss is told too).
+ * flushed. Nothing else would tell: each bot's lease is taken again and the bot starts as on a
+ * new store (but for what its instance kept in memory). One line says so, and the index is made
+ * again (so a next loss is told too).
  */
 export async function openIndex(
   client: Redis,
@@ -145,7 +146,7 @@ export async function openIndex(
       const line = log.error?.bind(log) ?? log.warn.bind(log);
       line(
         { redis: where, prefix },
-        "Redis came back without bothost's keys (restarted without persistence, or flushed): each bot starts over from the newest message; what was sent meanwhile is not handled, and open dialogs, dead letters and recorded effects are gone. Run Redis with appendonly yes",
+        "Redis came back without bothost's keys (restarted without persistence, or flushed): a bot this instance ran goes on from where it was here, another starts over from the newest message (what was sent meanwhile is not handled); open dialogs, dead letters, recorded effects and ctx.state are gone. Run Redis with appendonly yes",
       );
       await indexOnce(client, prefix, log);
     })().catch(() => {}); // Redis lost again: the next reconnection checks again

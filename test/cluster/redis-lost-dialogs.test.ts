@@ -10,6 +10,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { LOST_NOTE } from "../../src/pipeline/dialogs/end-notes.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
 import { hasRedisServer, startInstance, taggedModule, useOwnRedisCluster } from "../support/cluster.ts";
 import { botSaid, MEMBER, sayToBot, send } from "../support/e2e-daemon.ts";
 
@@ -18,20 +19,35 @@ if (!available) console.warn("dialogs lost with Redis's keys: redis-server is no
 
 const start = useOwnRedisCluster();
 
+/** An instance running bot b0 as `handlers` (setup lines with `bot`) says, on a Redis of its own. */
+async function startWith(prefix: string, handlers: string) {
+  const cluster = await start({ prefix, ttl: "3s" });
+  await taggedModule(cluster.config, "v1");
+  const module = `export default { events: ["message"], setup(bot) {\n${handlers}\n} };\n`;
+  await writeFile(path.join(path.dirname(cluster.config.file), "bot.mjs"), module);
+  return { ...cluster, instance: await startInstance(cluster.config) };
+}
+
+/** Redis loses every key (FLUSHALL), and every connection to it drops. */
+async function flushAll(url: string) {
+  const admin = new Redis(url);
+  try {
+    await admin.flushall();
+    await admin.call("CLIENT", "KILL", "TYPE", "normal").catch(() => {});
+  } finally {
+    admin.disconnect();
+  }
+}
+
 describe.skipIf(!available)("a dialog whose log Redis lost", () => {
   it("has its person told to start again, once, and a new dialog runs", async () => {
-    const { redis, sandbox, config } = await start({ prefix: "lost-dialogs", ttl: "3s" });
-    await taggedModule(config, "v1");
-    await writeFile(
-      path.join(path.dirname(config.file), "bot.mjs"),
-      `export default { events: ["message"], setup(bot) {
-  bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
+    const { redis, sandbox, instance } = await startWith(
+      "lost-dialogs",
+      `bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
     const size = await ctx.prompt("Which size?");
     await ctx.reply("size " + size.text);
-  });
-} };\n`,
+  });`,
     );
-    const instance = await startInstance(config);
     send(sandbox, "ask", "c0", "Orders");
     sayToBot(sandbox, "ask");
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["Which size?", "Which size?"]);
@@ -46,13 +62,7 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
         { timeout: 15_000 },
       )
       .toEqual([true, true]);
-    const admin = new Redis(redis.url);
-    try {
-      await admin.flushall();
-      await admin.call("CLIENT", "KILL", "TYPE", "normal").catch(() => {});
-    } finally {
-      admin.disconnect();
-    }
+    await flushAll(redis.url);
     const member = sandbox.control.users().find((u) => u.email === MEMBER)!;
     const told = `@**${member.full_name}|${member.user_id}** ${LOST_NOTE}`;
     await expect
@@ -80,5 +90,40 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
     await expect.poll(() => botSaid(sandbox).length, { timeout: 15_000 }).toBe(5);
     send(sandbox, "large", "c0", "Orders");
     await expect.poll(() => botSaid(sandbox).at(-1), { timeout: 15_000 }).toBe("size large");
+  }, 60_000);
+
+  it("catches up the messages sent while the bot was stopped, from where it was here", async () => {
+    const { redis, sandbox, instance } = await startWith(
+      "lost-ledger",
+      `bot.on("message", (ctx) => ctx.event.message.content.startsWith("echo "), (ctx) =>
+    ctx.reply("echoed " + ctx.event.message.content.slice(5)));`,
+    );
+    send(sandbox, "echo 1", "c0", "Misc");
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["echoed 1"]);
+    // Its cursor kept, then lost with every key. The next start's first read of messages (the
+    // newest message, taken as where to begin when the ledger is new; or the catch-up) is held
+    // until a message was sent.
+    const store = await RedisStore.open({ url: redis.url, prefix: "lost-ledger" });
+    try {
+      const runtime = store.namespace("b0").namespace("runtime");
+      await expect.poll(() => runtime.get("cursor"), { timeout: 10_000 }).toBeTypeOf("number");
+    } finally {
+      await store.close();
+    }
+    sandbox.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    await flushAll(redis.url);
+    await sandbox.control.waitFor(() => sandbox.control.delayed() === 1, { timeoutMs: 20_000 });
+    send(sandbox, "echo 2", "c0", "Misc");
+    sandbox.control.delay(0);
+    await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(["echoed 1", "echoed 2"]);
+    expect(
+      instance.proc
+        .logs()
+        .filter((l) => String(l.msg).startsWith("the state store lost the bot's delivery ledger")),
+    ).toHaveLength(1);
+    send(sandbox, "echo 3", "c0", "Misc");
+    await expect
+      .poll(() => botSaid(sandbox), { timeout: 15_000 })
+      .toEqual(["echoed 1", "echoed 2", "echoed 3"]);
   }, 60_000);
 });
