@@ -25,6 +25,14 @@ export type DialogDeskErrorCode =
 
 type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog" | "status">;
 
+/**
+ * An operator's end, made. `underWay`: a run of the dialog was under way (an answer being handled):
+ * it asks no more questions, and the person is told once it is over.
+ */
+export interface DialogEnd {
+  underWay?: true;
+}
+
 /** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
 export function dialogDesk(
   bots: readonly Runtime[],
@@ -57,7 +65,7 @@ export function dialogDesk(
         ...(b.standby && elsewhere(b.name)),
       }));
     },
-    async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<void> {
+    async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<DialogEnd> {
       const runtime = find(name);
       if (!/^(\d{1,20}|s[0-9a-f]{12})$/.test(id)) {
         throw new BothostError<DialogDeskErrorCode>(
@@ -74,12 +82,15 @@ export function dialogDesk(
             : `bot "${name}" does not run here, and no instance is known to run it now (${leasesUnread ? UNREAD : NO_HOLDER}): end its dialog where it runs, once one does`,
         );
       }
+      // Not waiting at a question: an answer (or its deadline) is being handled, its run under way.
+      const listed = runtime.dialogs().find((d) => d.id === id);
       if (!(await runtime.endDialog(id, note))) {
         throw new BothostError<DialogDeskErrorCode>(
           "UNKNOWN_DIALOG",
           `bot "${name}" has no dialog ${id} (it ended, or never began)`,
         );
       }
+      return listed !== undefined && listed.deadline === undefined ? { underWay: true } : {};
     },
   };
 }

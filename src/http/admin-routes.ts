@@ -29,7 +29,8 @@ export interface AdminHandlers {
    * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended) or
    * `DIALOG_END_PENDING` (the end not landed within 3 s: it is tried until the store takes it).
    */
-  endDialog: (name: string, id: string, note?: string) => Promise<void>;
+  /** `underWay`: a run of the dialog was under way; the person is told once it is over. */
+  endDialog: (name: string, id: string, note?: string) => Promise<{ underWay?: true }>;
 }
 
 export interface AdminDeps extends AdminHandlers {
@@ -118,8 +119,8 @@ export function adminRoutes(deps: AdminHandlers): AdminRoute[] {
       path: "/admin/dialogs/:bot/:id/end",
       handle: ({ params: { bot, id }, body }) =>
         answer(async () => {
-          await deps.endDialog(bot!, id!, note(body));
-          return { ended: true, bot, id };
+          const made = await deps.endDialog(bot!, id!, note(body));
+          return { ended: true, bot, id, ...made };
         }),
     },
   ];

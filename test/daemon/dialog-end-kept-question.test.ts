@@ -108,7 +108,7 @@ async function endWhileAsking(command: string, before?: () => Promise<void>) {
  * answer (its write held by the gate), or not taken (the question still waits). Then every write
  * goes through.
  */
-async function matchedThen(ended: Promise<void>, inFlight: number) {
+async function matchedThen(ended: Promise<unknown>, inFlight: number) {
   const bot = up!.running.daemon.bots[0]!;
   await expect
     .poll(() => gate!.stopped >= 3 || (bot.status.inFlight === inFlight && deadlines()[0] === true), {

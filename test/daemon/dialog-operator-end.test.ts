@@ -100,7 +100,8 @@ it("ended during the pause before a failed run's retry: the handler does not run
   const dialog = await waiting();
   dm("large");
   await expect.poll(() => running!.logged("running it again after a pause")).toHaveLength(1);
-  await end(dialog.id);
+  // The operator is told a run was under way: the note comes once it is over.
+  expect(await end(dialog.id)).toEqual({ underWay: true });
   // Past every pause the retries would take (2 s, 4 s, 8 s, 16 s).
   for (let i = 0; i < 60; i++) await clock.advance(1_000);
   dm("2");
@@ -122,7 +123,7 @@ it("ended while the dialog's last run is under way: that run's state writes are 
   dm("large");
   // The run that took "large" is under way (no deadline: being handled).
   await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.deadline)).toEqual([undefined]);
-  await end(dialog.id);
+  expect(await end(dialog.id)).toEqual({ underWay: true });
   slow.resolve();
   dm("orders");
   expect(await said(4)).toEqual(["Which size?", "One large.", NOTE, "orders: 0"]);
@@ -137,6 +138,8 @@ it("two ends of one dialog at once (two operators, a retried request): one ends 
   const ends = await Promise.allSettled([end(dialog.id), end(dialog.id)]);
   expect(ends.map((e) => e.status).sort()).toEqual(["fulfilled", "rejected"]);
   expect(ends.find((e) => e.status === "rejected")).toMatchObject({ reason: { code: "UNKNOWN_DIALOG" } });
+  // Waiting at its question, no run under way.
+  expect(ends.find((e) => e.status === "fulfilled")).toEqual({ status: "fulfilled", value: {} });
   dm("large");
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
 });
