@@ -44,13 +44,19 @@ export class ApiError extends BothostError<ApiErrorCode> {
     const hint = hints[init.code];
     super(
       init.code,
-      message ?? `${init.endpoint} failed: ${init.status} ${init.code}: ${init.msg}${hint ? ` ${hint}` : ""}`,
+      message ??
+        `${init.endpoint} failed: ${init.status} ${init.code}: ${hint ? `${sentence(init.msg)} ${hint}` : init.msg}`,
     );
     this.status = init.status;
     this.msg = init.msg;
     this.endpoint = init.endpoint;
     this.data = init.data;
   }
+}
+
+/** The server's text as a sentence before a hint: most of its messages end without a full stop. */
+function sentence(msg: string): string {
+  return /[.!?…:]$/.test(msg.trimEnd()) || msg.trim() === "" ? msg : `${msg}.`;
 }
 
 export type ApiErrorInit = Pick<ApiError, "status" | "code" | "msg" | "endpoint" | "data">;

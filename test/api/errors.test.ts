@@ -235,7 +235,17 @@ describe("server errors become ApiError", () => {
       .events.get({ queue_id: "q9", last_event_id: 3 })
       .catch((e: unknown) => e);
     expect((err as Error).message).toMatchInlineSnapshot(
-      `"GET /events failed: 400 BAD_EVENT_QUEUE_ID: Bad event queue ID: q9 The event queue expired or was deleted; register a new one with events.register()."`,
+      `"GET /events failed: 400 BAD_EVENT_QUEUE_ID: Bad event queue ID: q9. The event queue expired or was deleted; register a new one with events.register()."`,
+    );
+  });
+
+  test("the server's text ends its sentence before the hint", async ({ server, makeClient }) => {
+    server.reply(failure(400, { msg: "Channel 'mod-logs' does not exist", code: "STREAM_DOES_NOT_EXIST" }));
+    const err = await makeClient()
+      .messages.send({ type: "channel", to: "mod-logs", topic: "t", content: "c" })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toMatchInlineSnapshot(
+      `"POST /messages failed: 400 STREAM_DOES_NOT_EXIST: Channel 'mod-logs' does not exist. Check the channel id or name, and that the bot can see the channel."`,
     );
   });
 });
