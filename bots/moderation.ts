@@ -62,6 +62,7 @@
  */
 import { type BotContext, defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
+import { channelNames } from "./moderation/channel-names.ts";
 import { moderationCommands, recordFlags } from "./moderation/commands.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
 import { exemptUsers } from "./moderation/exempt-users.ts";
@@ -83,9 +84,14 @@ export default defineBot({
     const rules = rulesFrom(settings);
     const options = ruleOptions(settings);
     const state = createRuleState();
-    // Emails in exempt.users are looked up at start (one warning names those that match nobody).
+    // Emails in exempt.users and the channels named are looked up at start (one warning each
+    // names those that match nothing the bot can see).
     const users = exemptUsers(settings, options);
-    bot.onStart((ctx) => users.resolve(ctx));
+    const channels = channelNames(settings, options);
+    bot.onStart(async (ctx) => {
+      await users.resolve(ctx);
+      await channels(ctx);
+    });
     const inList = (list: readonly (string | number)[], ...values: (string | number | undefined)[]) =>
       values.some(
         (v) => v !== undefined && list.some((x) => String(x).toLowerCase() === String(v).toLowerCase()),

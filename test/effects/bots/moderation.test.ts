@@ -1,7 +1,7 @@
 /**
  * The shipped moderation bot (bots/moderation.ts) in a real daemon against the sandbox: each
- * rule live and in dry run, exemptions, the message to the sender, the edit re-check, and a
- * message's run again after an action failed.
+ * rule live and in dry run, exemptions, the message to the sender, the edit re-check, the
+ * start-up check of the channels the settings name, and a message's run again after an action failed.
  * It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -326,6 +326,38 @@ describe("moderation exemptions and answers", () => {
     expect(parse({ rules: { flood: {} }, dry_run: true }).error?.issues).toMatchObject([
       { path: ["dry_run"], message: expect.stringContaining("set dry_run: true on the bot itself") },
     ]);
+  });
+});
+
+describe("moderation's channels checked at start", () => {
+  it("warns once at start of each channel the settings name that the bot cannot see", async () => {
+    const settings = {
+      exempt: { channels: ["General", "modlog"] },
+      rules: {
+        keywords: {
+          words: ["scam"],
+          exempt: { channels: [999] },
+          actions: [
+            "report",
+            { notify_channel: { channel: "mod-logs", topic: "t", content: "{{details}}" } },
+            // Private, and the bot is not subscribed: it cannot post there.
+            { notify_channel: { channel: "moderation", topic: "t", content: "{{details}}" } },
+          ],
+        },
+      },
+    };
+    await start(settings);
+    await expect.poll(() => running!.logged("the bot can see. Check the spelling")).toHaveLength(1);
+    const [line] = running!.logged("the bot can see. Check the spelling");
+    expect(line!.entries).toEqual([
+      "exempt.channels[1]: modlog",
+      "rules.keywords.exempt.channels[0]: 999",
+      "rules.keywords.actions[1].notify_channel.channel: mod-logs",
+      "rules.keywords.actions[2].notify_channel.channel: moderation",
+    ]);
+    expect(line!.msg).toMatchInlineSnapshot(
+      `"exempt.channels[1]: modlog (exempts nothing), rules.keywords.exempt.channels[0]: 999 (exempts nothing), rules.keywords.actions[1].notify_channel.channel: mod-logs (notifications fail), rules.keywords.actions[2].notify_channel.channel: moderation (notifications fail) name no channels the bot can see. Check the spelling (or give the channel's id), and subscribe the bot to a private channel."`,
+    );
   });
 });
 
