@@ -91,7 +91,9 @@ async function report(
   }
   // A dry run's report is captured, not made (the runtime logs the capture too).
   const did = ctx.bot.dryRun ? "would report" : "reported";
-  ctx.log.info(where, `${did} message ${f.messageId} as ${reportType}: ${values.details}`);
+  if (result.earlier)
+    ctx.log.info(where, `message ${f.messageId} was reported by an earlier run of its handler: not again`);
+  else ctx.log.info(where, `${did} message ${f.messageId} as ${reportType}: ${values.details}`);
   if (settings.notify_sender) {
     await ctx.send({
       type: "direct",

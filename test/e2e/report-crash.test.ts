@@ -55,7 +55,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
 
     const again = await start();
     const ran = await again.waitForLog((l) => l.msg === "test: reported", 20_000);
-    expect(ran.result).toEqual({ reported: true });
+    expect(ran.result).toEqual({ reported: true, earlier: true });
     expect(reportsPosted(sandbox)).toHaveLength(1);
     again.kill("SIGTERM");
     expect(await again.exited).toEqual({ code: 0, signal: null });

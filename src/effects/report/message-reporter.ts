@@ -6,7 +6,7 @@
  *
  * A claim names the event whose handler made it (its effect records' key). A later run of that
  * same event (a retry, a dead letter's replay, the catch-up after a crash) gets the first run's
- * `{ reported: true }` back, as its sends get their recorded results, so what it did after the
+ * `{ reported: true, earlier: true }` back, as its sends get their recorded results, so what it did after the
  * report (tell the sender) is done, once; any other event gets `duplicate`.
  *
  * An organization without a moderation request channel rejects every report (see
@@ -25,8 +25,8 @@ import { truncateCodePoints } from "../limits/code-points.ts";
 
 /** What `ctx.report()` did. */
 export type ReportResult =
-  | { reported: true }
-  | { reported: false; reason: "duplicate" | "disabled" | "gone" };
+  /** `earlier`: an earlier run of this event made the report; this call sent nothing. */
+  { reported: true; earlier?: true } | { reported: false; reason: "duplicate" | "disabled" | "gone" };
 
 /**
  * Report a message once. `type` must be a key of the server's report types
@@ -113,7 +113,8 @@ export class MessageReporter {
   async #claimed(key: string, event: string | undefined): Promise<ReportResult> {
     const claim = (await this.o.store.get(key)) as Partial<Claim> | undefined;
     if (claim?.state === "gone") return { reported: false, reason: "gone" };
-    if (event !== undefined && claim?.by === event && claim.state !== "failed") return { reported: true };
+    if (event !== undefined && claim?.by === event && claim.state !== "failed")
+      return { reported: true, earlier: true };
     return { reported: false, reason: "duplicate" };
   }
 

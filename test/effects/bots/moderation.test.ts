@@ -396,7 +396,10 @@ describe("moderation, a message's handler run again after an action failed", () 
     expect(String(told()[0]!.content)).toMatch(/^Hi Otto Old: /);
     expect(running!.logged("handler failed")).not.toEqual([]);
     expect(s.control.requests.filter((r) => r.path === `/messages/${id}/report`)).toHaveLength(1);
-    // Both runs log it: the second gets the first's `reported: true` back, with no request.
-    expect(running!.logged(`reported message ${id}`)[0]).toMatchObject({ rules: [rule] });
+    // The second run gets the first's `reported: true` back, with no request, and says so.
+    expect(running!.logged(`reported message ${id}`)).toEqual([expect.objectContaining({ rules: [rule] })]);
+    expect(running!.logged(`message ${id} was reported by an earlier run of its handler: not again`)).toEqual(
+      [expect.objectContaining({ rules: [rule] })],
+    );
   });
 });

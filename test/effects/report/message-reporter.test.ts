@@ -152,7 +152,7 @@ describe("ctx.report", () => {
     const duplicate = { reported: false, reason: "duplicate" };
     expect(runs).toEqual([
       [made, duplicate],
-      [made, duplicate],
+      [{ ...made, earlier: true }, duplicate],
       [duplicate, duplicate],
     ]);
     expect(reportsPosted(sandbox)).toHaveLength(1);
