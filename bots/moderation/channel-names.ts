@@ -39,7 +39,14 @@ export function channelNames(
   }
   return async (ctx) => {
     if (entries.length === 0) return;
-    const { streams } = await ctx.api.channels.list({}, { signal: ctx.signal });
+    // A check only: a server that fails the read now is told in one line, and the bot goes on.
+    const listed = await ctx.api.channels.list({}, { signal: ctx.signal }).catch((err: unknown) => {
+      const reason = err instanceof Error ? err.message : String(err);
+      ctx.log.warn({ reason }, "could not read the channels to check the ones the settings name");
+      return undefined;
+    });
+    if (listed === undefined) return;
+    const { streams } = listed;
     const known = (v: string | number) =>
       streams.some(
         (s) => String(s.stream_id) === String(v) || s.name.toLowerCase() === String(v).toLowerCase(),

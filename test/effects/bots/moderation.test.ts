@@ -38,6 +38,7 @@ async function start(
   settings: Record<string, unknown>,
   extra?: string,
   visibility?: "everyone" | "members" | "admins",
+  beforeBots?: (sandbox: Sandbox) => void,
 ) {
   const org = defaultOrg();
   if (visibility) org.realm = { ...org.realm, email_address_visibility: visibility };
@@ -49,6 +50,7 @@ async function start(
     { name: "news", subscribers: everyone },
   ];
   sandbox = await startSandbox({ heartbeatSeconds: 1, org, onResponse: (r) => onResponse?.(r) });
+  beforeBots?.(sandbox);
   running = await startBots(sandbox, {
     moderation: { email: BOT, definition: moderation, settings, ...(extra ? { extra } : {}) },
   });
@@ -358,6 +360,22 @@ describe("moderation's channels checked at start", () => {
     expect(line!.msg).toMatchInlineSnapshot(
       `"exempt.channels[1]: modlog (exempts nothing), rules.keywords.exempt.channels[0]: 999 (exempts nothing), rules.keywords.actions[1].notify_channel.channel: mod-logs (notifications fail), rules.keywords.actions[2].notify_channel.channel: moderation (notifications fail) name no channels the bot can see. Check the spelling (or give the channel's id), and subscribe the bot to a private channel."`,
     );
+  });
+
+  it("a server failing that check's read is told in one warning, no handler failure", async () => {
+    const refused = { status: 400, body: { result: "error", msg: "Bad request" } };
+    const settings = {
+      exempt: { channels: ["modlog"] },
+      rules: { keywords: { words: ["scam"], actions: ["report"] } },
+    };
+    await start(settings, undefined, undefined, (s) =>
+      s.control.failNext(1, { ...refused, paths: [/^\/streams$/], methods: ["GET"] }),
+    );
+    await expect
+      .poll(() => running!.logged("could not read the channels to check the ones the settings name"))
+      .toHaveLength(1);
+    expect(running!.logged("onStart handler failed")).toEqual([]);
+    expect(running!.logged("the bot can see. Check the spelling")).toEqual([]);
   });
 });
 
