@@ -2,7 +2,7 @@
  * `bothost dialogs`: the running daemon's open dialogs (`ctx.prompt`), and ending one from the
  * command line, through the daemon's admin socket (else its HTTP listener) like `bothost status`.
  */
-import { ExitCode } from "../config/exit-codes.ts";
+import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { type BotDialogs, NO_HOLDER, UNREAD } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
@@ -90,7 +90,7 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
       );
       // Its first question not recorded yet: nothing was ended, and the same end may pass soon.
       const starting = isBothostError(err.cause) && err.cause.code === "DIALOG_STARTING";
-      return starting ? ExitCode.TryAgain : ExitCode.RuntimeFailure;
+      return starting ? ExitCode.TryAgain : exitCodeFor(err);
     }
     return reportStartupError(err);
   } finally {

@@ -30,11 +30,16 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /**
  * The exit code for an error that stopped the process: 2 for config and module errors, for an
  * org file the config's `server.sandbox.org` names that is invalid (a file the user wrote, as
- * `bothost sandbox --org` reports it) and for state that belongs to another server (the config
- * and the state disagree), else 1.
+ * `bothost sandbox --org` reports it), for state that belongs to another server (the config
+ * and the state disagree) and for a bot name the config does not have, else 1.
  */
 export function exitCodeFor(err: unknown): ExitCode {
-  if (isBothostError(err) && /^(CONFIG_|MODULE_|STATE_SERVER_MISMATCH$|SANDBOX_ORG_INVALID$)/.test(err.code))
-    return ExitCode.ConfigInvalid;
+  // The running daemon's refusal carries its own error as the cause.
+  const own =
+    isBothostError(err) && err.code === "DAEMON_REFUSED" && isBothostError(err.cause) ? err.cause : err;
+  if (isBothostError(own) && USER_MISTAKE.test(own.code)) return ExitCode.ConfigInvalid;
   return ExitCode.RuntimeFailure;
 }
+
+/** The codes of the user's own mistakes: a bot name the config does not have (`UNKNOWN_BOT`) too. */
+const USER_MISTAKE = /^(CONFIG_|MODULE_|STATE_SERVER_MISMATCH$|SANDBOX_ORG_INVALID$|UNKNOWN_BOT$)/;

@@ -168,11 +168,11 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
     ],
     [
       ["end", "nobody", dialogId],
-      1,
+      2,
       /^bothost dialogs: no bot named "nobody" in the running daemon \(bots: survey, quiet\)\n$/,
     ],
     [["end", "survey", "abc"], 1, /^bothost dialogs: "abc" is no dialog id: a dialog's id is a number/],
-    [["--bot", "nobody"], 1, /^bothost dialogs: no bot named "nobody"/],
+    [["--bot", "nobody"], 2, /^bothost dialogs: no bot named "nobody"/],
     [["end", "survey"], 2, /^bothost dialogs: end takes a bot and a dialog id, like: end survey 1234\. Run/],
     [
       ["end", "survey", dialogId, "--note", ""],
@@ -321,7 +321,7 @@ it("with the daemon stopped, dialogs lists them from the state store, saying so;
   expect(text.stdout).toContain("survey: 52 open dialogs\n  ID ");
 
   const unknown = await runCli(["dialogs", "--bot", "nosuch", "-c", file]);
-  expect(unknown.code).toBe(1);
+  expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('no bot named "nosuch" in the config (bots: survey)');
   expect(hasStackTrace(unknown.stderr)).toBe(false);
 

@@ -116,7 +116,7 @@ describe("with the daemon stopped", TIMEOUT, () => {
     await seed(state);
     const file = await writeConfig("unknown", state, ["mod"]);
     const r = await runCli(["failed", "list", "--bot", "nope", "-c", file]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('no bot named "nope" in the config (bots: mod)');
   });
 });

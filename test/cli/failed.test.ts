@@ -153,7 +153,7 @@ describe("with the daemon stopped: straight in the state directory", TIMEOUT, ()
       expect(hasStackTrace(r.stderr)).toBe(false);
     }
     const unknownBot = await runCli(["failed", "list", "--bot", "nope", "-c", file]);
-    expect(unknownBot.code).toBe(1);
+    expect(unknownBot.code).toBe(2);
     expect(unknownBot.stderr).toContain('no bot named "nope" in the config (bots: mod, echo)');
   });
 });
