@@ -1,7 +1,8 @@
 /**
  * A handler that keeps failing, its daemon killed in the pause between two attempts (a crash
  * point right after the failed attempt's count was kept): the message is caught up at the next
- * start (a cron job's occurrence under way runs again), and its attempts go on from the count, so that the handler runs `retries.attempts` times
+ * start (a cron job's occurrence under way runs again, a dialog runs its answer again from its
+ * log), and its attempts go on from the count, so that the handler runs `retries.attempts` times
  * in all, then the message is kept as a dead letter once. On the file store, and on Redis when one
  * answers (else skipped with one line).
  */
@@ -11,7 +12,14 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type CliProcess, spawnCli } from "../support/cli.ts";
 import { crashBackends } from "../support/crash-backends.ts";
-import { botEmail, orgWithBots, sayToBot, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
+import {
+  botEmail,
+  botSaid,
+  orgWithBots,
+  sayToBot,
+  startE2eSandbox,
+  useE2eCleanup,
+} from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
 
@@ -19,6 +27,11 @@ const backends = await crashBackends("retry-crash");
 
 const BOT = `export default { events: ["message"], setup(bot) {
   bot.on("message", (ctx) => ctx.event.message.content === "boom", async (ctx) => {
+    ctx.log.info("boom handler ran");
+    throw new Error("boom failed");
+  });
+  bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
+    await ctx.prompt("Which size?");
     ctx.log.info("boom handler ran");
     throw new Error("boom failed");
   });
@@ -47,6 +60,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
   it.each([
     ["a message", "message"],
     ["a cron job's occurrence", "job"],
+    ["a dialog's run after its answer", "dialog"],
   ])(
     "%s killed in a pause between attempts runs retries.attempts times in all",
     {
@@ -75,6 +89,11 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       // Killed once the second attempt failed and its count was kept: two runs made.
       const first = await start({ BOTHOST_FAILPOINTS: "attempt-failed@2" });
       if (kind === "message") sayToBot(sandbox, "boom");
+      if (kind === "dialog") {
+        sayToBot(sandbox, "ask");
+        await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["Which size?"]);
+        sayToBot(sandbox, "large");
+      }
       expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
       expect(runs(first)).toBe(2);
       // The next start catches the message up (runs the occurrence again) and makes the two
