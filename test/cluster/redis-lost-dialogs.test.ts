@@ -1,9 +1,11 @@
 /**
  * Redis losing bothost's keys (flushed, or restarted without persistence) under a running bot with
  * a dialog waiting: the bot's lease is lost with them (said as gone, not as held elsewhere) and
- * taken again, and its start finds the dialog it knew gone from the store. Its person is told to start again, where the question
- * waits, once, and can: the next dialog runs as usual. One `bothost run` on a redis-server of its
- * own (skipped without redis-server on PATH).
+ * taken again, and its start finds the dialog it knew gone from the store. Its person is told to
+ * start again (the prompt's `texts.lost`, else the default), where the question waits, once, and
+ * can: the next dialog runs as usual. Messages sent while the bot was stopped are caught up from
+ * where it was. One `bothost run` on a redis-server of its own (skipped without redis-server on
+ * PATH).
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -44,7 +46,8 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
     const { redis, sandbox, instance } = await startWith(
       "lost-dialogs",
       `bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
-    const size = await ctx.prompt("Which size?");
+    const lost = "direct" in ctx.where ? { texts: { lost: "Your order was lost: say ask again." } } : {};
+    const size = await ctx.prompt("Which size?", lost);
     await ctx.reply("size " + size.text);
   });`,
     );
@@ -67,11 +70,13 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
     const told = `@**${member.full_name}|${member.user_id}** ${LOST_NOTE}`;
     await expect
       .poll(() => botSaid(sandbox).slice(2).sort(), { timeout: 30_000 })
-      .toEqual([told, LOST_NOTE].sort());
+      .toEqual([told, "Your order was lost: say ask again."].sort());
     // Each where its question waits: named in the channel topic (its case kept), plainly in the direct message.
     const note = sandbox.control.messages().find((m) => m.content === told);
     expect(note?.topic).toBe("Orders");
-    const direct = sandbox.control.messages().find((m) => m.content === LOST_NOTE);
+    const direct = sandbox.control
+      .messages()
+      .find((m) => m.content === "Your order was lost: say ask again.");
     const view = sandbox.control.messageView(Number(direct?.id));
     expect(view?.type === "private" && view.display_recipient.map((r) => r.id)).toContain(member.user_id);
     expect(

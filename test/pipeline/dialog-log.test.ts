@@ -10,7 +10,7 @@ import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
 import { DialogEnded, LogMoved } from "../../src/pipeline/dialogs/dialog-log.ts";
 import { foldLog, headAfter, type LogEntry, newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
 import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
-import { cancels } from "../../src/pipeline/dialogs/prompt-options.ts";
+import { cancels, escapesOf } from "../../src/pipeline/dialogs/prompt-options.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { StateError } from "../../src/state/state-error.ts";
 import type { OnceMarker, StoreWrite } from "../../src/state/state-store.ts";
@@ -564,4 +564,22 @@ it("a start after the bot stopped here finds the dialogs whose logs the store lo
   for (const { key } of await ns.list("")) if (key.includes(":200")) await ns.delete(key);
   await clock.advance(8 * 86_400_000);
   expect((await dialogs.load()).lost).toEqual([]);
+});
+
+it("a prompt's texts.lost is kept in its question's header; an empty one is refused", () => {
+  expect(escapesOf({ texts: { lost: "Lost: ask again." } }, 0)).toEqual({ lost: "Lost: ask again." });
+  expect(() => escapesOf({ texts: { lost: " " } }, 0)).toThrow(/`texts.lost` must be a text/);
+  const head = headAfter(
+    newHead({
+      id: "1",
+      userId: 7,
+      userName: "P",
+      conversation: "dm:3,7",
+      where: "direct message",
+      startedAt: T0,
+    }),
+    [{ ...asked(0, 2, T0, T0 + 60_000), lost: "Lost: ask again." } as LogEntry],
+    100,
+  );
+  expect(head.lost).toBe("Lost: ask again.");
 });

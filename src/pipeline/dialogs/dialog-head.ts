@@ -66,6 +66,8 @@ export interface DialogHead {
   cancel?: string;
   /** The waiting question for others' choices: only they answer it (see the `ask` entry). */
   choices?: string[];
+  /** What the person is told should the store lose the dialog (the waiting question's `texts.lost`). */
+  lost?: string;
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** An ended dialog's note (its end entry's), until it is said (see end-notes.ts). */
@@ -111,6 +113,7 @@ const HEAD_FIELDS = [
   "cmd",
   "cancel",
   "choices",
+  "lost",
   "ended",
   "note",
   "last",

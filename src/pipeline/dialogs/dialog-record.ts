@@ -59,6 +59,8 @@ export type LogEntry =
       cancel?: string;
       /** On a question others answer with choices: only one of these (or its number) answers it. */
       choices?: string[];
+      /** What the person is told should the store lose the dialog at this step (`texts.lost`). */
+      lost?: string;
     }
   /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
   | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
@@ -301,4 +303,4 @@ function moveTo(head: DialogHead, place: AskedIn | undefined): void {
 }
 
 /** The fields of a header that are the waiting question's, as its `ask` entry has them. */
-const ASKED_FIELDS = ["from", "react", "rc", "btn", "back", "cmd", "cancel", "choices"] as const;
+const ASKED_FIELDS = ["from", "react", "rc", "btn", "back", "cmd", "cancel", "choices", "lost"] as const;

@@ -129,13 +129,13 @@ export async function sayLost(o: NoteParts, head: DialogHead, signal: AbortSigna
   let to: SendMessageParams;
   if (kind === "dm") {
     const ids = (id ?? "").split(",").map(Number);
-    to = { type: "direct", to: ids.filter((n) => n !== self), content: LOST_NOTE };
+    to = { type: "direct", to: ids.filter((n) => n !== self), content: head.lost ?? LOST_NOTE };
   } else {
     // The key keeps the topic lowercased: its case as shown is the end of `where` (`#channel > topic`).
     const lower = rest.join(":");
     const shown = head.where.slice(head.where.length - lower.length);
     const topic = shown.toLowerCase() === lower ? shown : lower;
-    const content = `@**${head.userName}|${head.userId}** ${LOST_NOTE}`;
+    const content = `@**${head.userName}|${head.userId}** ${head.lost ?? LOST_NOTE}`;
     to = { type: "channel", to: Number(id), topic, content };
   }
   await contexts.client.messages.send(to, { signal }).catch((err: unknown) => {

@@ -105,6 +105,11 @@ export interface PromptTexts {
    * {@link CHANGED_NOTE}.
    */
   changed?: string;
+  /**
+   * The state store lost the dialog while it waited at this step (a Redis restarted without
+   * persistence): the person is told this where it waits. Default {@link LOST_NOTE}.
+   */
+  lost?: string;
 }
 
 /** What a prompt resolves with: the sender's next message in the conversation, parsed. */
@@ -200,14 +205,17 @@ export function cancelOf(
 }
 
 /**
- * The `back`, `commands` and (on a question others answer) `cancel` options as a question's log
- * entry keeps them (`step`: from 0).
+ * The `back`, `commands`, (on a question others answer) `cancel` and `texts.lost` options as a
+ * question's log entry keeps them (`step`: from 0).
  */
 export function escapesOf(
   options: PromptOptions<unknown>,
   step: number,
-): { back?: string; cmd?: boolean; cancel?: string } {
+): { back?: string; cmd?: boolean; cancel?: string; lost?: string } {
   const { back = "back", commands } = options;
+  const lost = options.texts?.lost;
+  if (lost !== undefined && (typeof lost !== "string" || lost.trim() === ""))
+    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `texts.lost` must be a text.");
   const cancel = cancelOf(options.cancel);
   if (back !== false && (typeof back !== "string" || back.trim() === ""))
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `back` must be a word or false.");
@@ -219,6 +227,8 @@ export function escapesOf(
     ...(commands !== undefined && { cmd: commands }),
     // The dialog's person withdraws a question others answer with the cancel word (see `cancels`).
     ...(cancel !== undefined && options.from !== undefined && { cancel: cancel.word }),
+    // Kept in the header, which the process holds in memory when the store loses the dialog.
+    ...(lost !== undefined && { lost }),
   };
 }
 

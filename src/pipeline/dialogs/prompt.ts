@@ -265,6 +265,7 @@ async function ask<T>(
     cancel?: string;
     choices?: string[];
     in?: AskedIn;
+    lost?: string;
   },
   deadline: number,
   timeoutMs: number,
