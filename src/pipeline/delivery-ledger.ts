@@ -126,7 +126,12 @@ export class DeliveryLedger implements MessageLedger {
     for (const [first, last] of rangesIn(text)) for (let id = first; id <= last; id++) marks.add(id);
     if (marks.size > 0) {
       await this.#store.set(FINISHED, text);
-      [this.#restored, this.#lowestRestored, this.#stored[0]] = [marks, Math.min(...marks), highest];
+      // The runs come in order: the first id is the lowest (no spread: a stuck run may leave many).
+      [this.#restored, this.#lowestRestored, this.#stored[0]] = [
+        marks,
+        marks.values().next().value!,
+        highest,
+      ];
     }
     await this.baseline(from.#cursor);
     return true;

@@ -278,3 +278,30 @@ describe("DeliveryLedger", () => {
     ]);
   });
 });
+
+describe("a ledger the store lost", () => {
+  it("carries on from this process's: its cursor and marks, written again", async () => {
+    const { ledger: before } = await ledgerAt(10);
+    for (const id of [11, 12, 13, 14]) before.begin(id);
+    for (const id of [11, 13]) before.finish(id);
+    // 12 unfinished (a run the stop cut): the cursor at 11, 13 a mark above it.
+    expect(before.cursor).toBe(11);
+    const store = new MemoryStore(); // what the store holds after Redis lost every key
+    const fresh = await DeliveryLedger.open(store);
+    expect(await fresh.carry(before)).toBe(true);
+    expect(fresh.cursor).toBe(11);
+    expect([11, 12, 13, 14].map((id) => fresh.isDuplicate(id))).toEqual([true, false, true, false]);
+    // Written again: a start after this one reads the same.
+    const reread = await DeliveryLedger.open(store);
+    expect(reread.cursor).toBe(11);
+    expect([12, 13].map((id) => reread.isDuplicate(id))).toEqual([false, true]);
+    // 12 handled now: the cursor moves up to it, 13 kept as a mark (as marks read at a start are).
+    fresh.begin(12);
+    fresh.finish(12);
+    expect([fresh.cursor, fresh.isDuplicate(13), fresh.isDuplicate(14)]).toEqual([12, true, false]);
+    // Nothing to carry: a store that kept its cursor, or a process that had none.
+    expect(await reread.carry(before)).toBe(false);
+    const none = await DeliveryLedger.open(new MemoryStore());
+    expect(await (await DeliveryLedger.open(new MemoryStore())).carry(none)).toBe(false);
+  });
+});
