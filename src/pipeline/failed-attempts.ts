@@ -4,10 +4,11 @@
  * kill -9 in the pause between two attempts leaves the message unmarked (the occurrence under way,
  * the dialog's answer not yet run through), and the next start runs it again (its catch-up, the
  * job's restart, the dialog's log): its count goes on from the attempts made before, so that the
- * handler runs at most `retries.attempts` times in all. One write per failed
- * attempt before its pause and one read per failed message, nothing for a run that succeeds at
- * once. A count left behind (the message handled at once after a restart) expires after a day;
- * a message first retried longer ago than that starts counting again.
+ * handler runs at most `retries.attempts` times in all. One write per failed attempt before its
+ * pause and one read per failed run, nothing for a run that succeeds at once, and nothing while
+ * the store itself fails the run (its outage: see handler-failures.ts). A count left behind (the
+ * message handled at once after a restart) expires after a day; a message first retried longer
+ * ago than that starts counting again.
  */
 import type { StateStore } from "../state/state-store.ts";
 import type { AnyEvent } from "../wire/events.ts";

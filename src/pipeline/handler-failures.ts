@@ -119,8 +119,9 @@ export class HandlerFailures {
     const firstFailedAt = clock.now();
     const policy = o.retries;
     let last = error;
-    // A message caught up after a crash in a pause goes on counting the attempts made before it.
-    const before = await this.#tally.before(run);
+    // A message caught up after a crash in a pause goes on counting the attempts made before it
+    // (not read when the store itself failed the run: the read would wait out its timeout).
+    const before = outageOf(error) ? 0 : await this.#tally.before(run);
     let attempts = 1 + before;
     let waited = false;
     /** Counted among the events the outage had run again (store-health.ts). */
@@ -156,7 +157,7 @@ export class HandlerFailures {
             o.log[level]({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
           } else
             o.log.warn({ error: inWords(last), ...again }, "handler failed; running it again after a pause");
-          await this.#tally.failed(run, attempts);
+          if (!outage) await this.#tally.failed(run, attempts);
           failpoint("attempt-failed");
           await sleep(clock, delay, stopping);
           await attempt();
