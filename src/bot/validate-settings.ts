@@ -2,8 +2,9 @@ import { ConfigError } from "../config/config-error.ts";
 import type { ConfigPath, ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";
-import { issuesToProblems, type SchemaDef, shapeOf, unwrapSchema } from "../config/zod-problems.ts";
+import { issuesToProblems } from "../config/zod-problems.ts";
 import { suggest } from "../errors/did-you-mean.ts";
+import { type SchemaDef, shapeOf, unwrapSchema } from "../errors/schema-keys.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
 /**

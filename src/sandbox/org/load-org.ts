@@ -5,9 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
-import { z } from "zod";
+import type { z } from "zod";
 import { BothostError } from "../../errors/bothost-error.ts";
 import { suggest } from "../../errors/did-you-mean.ts";
+import { keysAt } from "../../errors/schema-keys.ts";
 import { SYSTEM_GROUPS } from "./build-state.ts";
 import { defaultOrg } from "./default-org.ts";
 import { Org, type OrgInput } from "./schema.ts";
@@ -108,7 +109,7 @@ function validate(input: unknown, source: string, locate: Locate): Org {
 function zodIssues(issue: z.core.$ZodIssue): Issue[] {
   const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
   if (issue.code === "unrecognized_keys") {
-    const known = knownKeys(Org, path);
+    const known = keysAt(Org, path);
     return issue.keys.map((k) => {
       const close = suggest(k, known);
       const hint = close === undefined ? "remove it or check its spelling" : `did you mean "${close}"?`;
@@ -121,19 +122,6 @@ function zodIssues(issue: z.core.$ZodIssue): Issue[] {
     ];
   }
   return [{ path, message: issue.message }];
-}
-
-/** The fields the org's schema allows at `path` (an object's, through lists and optional fields). */
-function knownKeys(schema: z.ZodType, path: readonly (string | number)[]): string[] {
-  const unwrap = (node: unknown): unknown =>
-    node instanceof z.ZodOptional || node instanceof z.ZodDefault ? unwrap(node.unwrap()) : node;
-  let node = unwrap(schema);
-  for (const step of path) {
-    if (node instanceof z.ZodObject) node = unwrap(node.shape[step]);
-    else if (node instanceof z.ZodArray) node = unwrap(node.element);
-    else return [];
-  }
-  return node instanceof z.ZodObject ? Object.keys(node.shape) : [];
 }
 
 function render(issue: Issue, locate: Locate): string {
