@@ -4,7 +4,6 @@
  * (no handler waits); the answer, or the deadline, runs the handler again from the start against
  * the record (turn.ts), which hands the recorded answers back until the code asks past them.
  */
-import { createHash } from "node:crypto";
 import type { EffectRecord } from "../../effects/effect-records.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
@@ -14,7 +13,7 @@ import type { Sender, SendTo, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
 import { failpoint } from "../failpoints.ts";
 import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
-import { type AskWhere, checkWhere, placeOf } from "./ask-where.ts";
+import { checkWhere, placeOf } from "./ask-where.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { ANYONE } from "./dialog-places.ts";
 import { type AskedIn, type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
@@ -35,6 +34,7 @@ import {
   REFUSED_TEXT,
   timeoutOf,
 } from "./prompt-options.ts";
+import { fingerprint, recordedAs } from "./step-identity.ts";
 import { DialogChanged, keptLater, type Turn } from "./turn.ts";
 
 export type { AnswerSchema, PromptAnswer, PromptOptions, PromptTexts } from "./prompt-options.ts";
@@ -100,6 +100,7 @@ export async function prompt<T>(
   const from = waitFrom(options.from, options.except);
   const escapes = escapesOf(options, turn.step);
   const where = options.where === undefined ? undefined : checkWhere(options.where);
+  const question = text;
   text = withChoices(text, choices, emoji);
   const step = turn.nextStep();
   let id = options.id ?? `#${step + 1}`;
@@ -165,21 +166,21 @@ export async function prompt<T>(
       throw err;
     }
   }
-  const v1 = recorded.fp === V1_STEP;
-  // An `id` given to a question asked without one, its text as it was: the same step, kept under
-  // its recorded identity until the dialog is past it (so its rewording can come in a later deploy).
-  const named =
-    options.id !== undefined &&
-    recorded.id === `#${step + 1}` &&
-    recorded.fp === fingerprint(options, recorded.id, text, from, where);
-  if (named) [id, fp] = [recorded.id, recorded.fp];
-  if (v1 ? recorded.question !== text : recorded.id !== id || recorded.fp !== fp) {
+  // Asked by an older version, a step is matched by its text; else by its identity, or as the
+  // same step under another (step-identity.ts).
+  const same =
+    recorded.fp === V1_STEP
+      ? recorded.question === text && { id, fp }
+      : (recorded.id === id && recorded.fp === fp && { id, fp }) ||
+        recordedAs(recorded, step, options, question, from, where);
+  if (!same) {
     throw new DialogChanged(
       step + 1,
       `the dialog's question ${step + 1} (${recorded.id}) changed since it was asked (an update of the bot): it was stopped.`,
       options.texts?.changed,
     );
   }
+  [id, fp] = [same.id, same.fp];
   // What the prompt says goes where its question was asked.
   const said = (words: string, fp?: string) =>
     recorded.in ? ctx.sendTo({ ...recorded.in.to, content: words }, fp) : ctx.reply(words, fp);
@@ -365,30 +366,4 @@ function newDialog(dialogs: Dialogs, ctx: PromptContext, sender: Sender): Dialog
     where: where === undefined || "direct" in where ? "direct message" : `#${where.channel} > ${where.topic}`,
     startedAt: (ctx.event as { message: Message }).message.timestamp * 1000,
   });
-}
-
-/** What a replay matches a step by besides its id: its kind, options and schema (and, without an id, its text). */
-function fingerprint(
-  options: PromptOptions<unknown>,
-  id: string,
-  text: string | undefined,
-  from: WaitFrom | undefined,
-  where: AskWhere | undefined,
-): string {
-  const schema = options.schema as { toJSONSchema?(o: object): unknown } | undefined;
-  let shape: unknown = schema === undefined ? null : "opaque";
-  try {
-    shape = schema?.toJSONSchema?.({ unrepresentable: "any", io: "input" }) ?? shape;
-  } catch {
-    // A schema that cannot describe itself is matched by its presence only.
-  }
-  const cancel = cancelOf(options.cancel)?.word ?? null;
-  const asked = [options.tries ?? DEFAULT_TRIES, cancel];
-  // Who answers and what: a step asked of others, or with choices, is another step (the
-  // fingerprint of a plain prompt is as it was, so that dialogs already waiting go on).
-  if (from !== undefined || options.choices !== undefined)
-    asked.push(JSON.stringify([from, options.choices]));
-  if (where !== undefined) asked.push(JSON.stringify(where));
-  const parts = JSON.stringify(["prompt", id, text ?? null, shape, ...asked]);
-  return createHash("sha256").update(parts).digest("base64url").slice(0, 16);
 }
