@@ -37,6 +37,7 @@
  */
 import {
   BothostError,
+  channelSetting,
   defineBot,
   nextOccurrences,
   parseTemplate,
@@ -56,7 +57,7 @@ const Announcement = z
       ),
     cron: z.string().min(1),
     timezone: z.string().min(1).default("UTC"),
-    channel: z.union([z.string().trim().min(1), z.number().int().positive()]),
+    channel: channelSetting(),
     /** A text, or a template of the occurrence: {{date}}, {{weekday}}, {{time}} (checked below). */
     topic: z.string(),
     content: z

@@ -62,7 +62,6 @@
  */
 import { type BotContext, defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
-import { channelNames } from "./moderation/channel-names.ts";
 import { moderationCommands, recordFlags } from "./moderation/commands.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
 import { exemptUsers } from "./moderation/exempt-users.ts";
@@ -84,14 +83,10 @@ export default defineBot({
     const rules = rulesFrom(settings);
     const options = ruleOptions(settings);
     const state = createRuleState();
-    // Emails in exempt.users and the channels named are looked up at start (one warning each
-    // names those that match nothing the bot can see).
+    // Emails in exempt.users are looked up at start (one warning names those that match nobody);
+    // the channels the settings name are checked by bothost (channelSetting).
     const users = exemptUsers(settings, options);
-    const channels = channelNames(settings, options);
-    bot.onStart(async (ctx) => {
-      await users.resolve(ctx);
-      await channels(ctx);
-    });
+    bot.onStart((ctx) => users.resolve(ctx));
     const inList = (list: readonly (string | number)[], ...values: (string | number | undefined)[]) =>
       values.some(
         (v) => v !== undefined && list.some((x) => String(x).toLowerCase() === String(v).toLowerCase()),

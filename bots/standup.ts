@@ -32,6 +32,7 @@
  */
 import {
   type BotContext,
+  channelSetting,
   defineBot,
   nextOccurrences,
   PromptError,
@@ -115,7 +116,7 @@ export default defineBot({
   settings: z
     .object({
       group: z.string().min(1),
-      channel: z.string().min(1),
+      channel: channelSetting(z.string().min(1)),
       cron: z.string().default("30 9 * * 1-5"),
       timezone: z.string().default("UTC"),
       /** A duration as the config writes them: `4h`, `90m`, `1h30m`. */

@@ -29,7 +29,7 @@
  * A request without a value there has no key; one whose value is no string or safe integer is
  * refused (400), so that a wrong path is seen rather than relaying every retry again.
  */
-import { defineBot, parseTemplate, renderTemplate } from "bothost";
+import { channelSetting, defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
 
 const ROOTS = ["body", "headers", "query"];
@@ -139,7 +139,7 @@ export default defineBot({
       /** Largest body accepted, in bytes (default: http.body_limit). */
       maxBodyBytes: z.number().int().positive().optional(),
       /** The channel to post in (name or id). */
-      channel: z.union([z.string().min(1), z.number().int().positive()]),
+      channel: channelSetting(),
       /** Topic template. */
       topic: template,
       /** Used when the topic template renders empty. */

@@ -19,6 +19,7 @@ export { ApiError, AuthError, GroupPermissionError, NetworkError, RateLimitError
 export type { SendMessageParams } from "./api/resources/messages.ts";
 // ── Writing a bot ────────────────────────────────────────────────────────────────────────────
 export type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot/bot-api.ts";
+export { channelSetting } from "./bot/channel-setting.ts";
 export type { CommandContext } from "./bot/commands/command-spec.ts";
 export { type BotDefinition, defineBot, type EventType } from "./bot/define-bot.ts";
 export { ModuleError } from "./bot/module-error.ts";

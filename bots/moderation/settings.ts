@@ -2,7 +2,7 @@
  * The moderation bot's settings (zod), and their translation into the rule engine's {@link Rules}.
  * Regular expressions are compiled here, so a bad one is reported at its config line.
  */
-import { parseTemplate } from "bothost";
+import { channelSetting, parseTemplate } from "bothost";
 import { z } from "zod";
 import type { RuleName, Rules } from "./rule-types.ts";
 
@@ -86,7 +86,7 @@ const Template = z
 const Exempt = z.object({
   roles: z.array(z.enum(Object.keys(ROLES) as [keyof typeof ROLES])).optional(),
   /** Channel names or ids. */
-  channels: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
+  channels: z.array(channelSetting()).default([]),
   /** User ids or emails. */
   users: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
 });
@@ -103,7 +103,7 @@ const Action = z.union(
     z.strictObject({ dm_sender: Template }),
     z.strictObject({
       notify_channel: z.strictObject({
-        channel: z.string().trim().min(1),
+        channel: channelSetting(z.string().trim().min(1)),
         topic: z.string().trim().min(1).default("moderation"),
         content: Template,
       }),
@@ -155,7 +155,7 @@ export const ModerationSettings = z.object({
         .array(z.enum(Object.keys(ROLES) as [keyof typeof ROLES]))
         .default(["owner", "admin", "moderator"]),
       /** Channel names or ids whose messages are never checked. */
-      channels: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
+      channels: z.array(channelSetting()).default([]),
       /** User ids or emails whose messages are never checked (emails: see exempt-users.ts). */
       users: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
       /** Never check messages from bots. */

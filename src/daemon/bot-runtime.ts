@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
+import { type ChannelEntry, channelsIn } from "../bot/channel-setting.ts";
 import type { AccountBot } from "../bot/commands/shared-account.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
@@ -24,6 +25,7 @@ import type { ServerEvent } from "../wire/events.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
 import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
+import { warnUnseenChannels } from "./unseen-channels.ts";
 import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
@@ -35,6 +37,8 @@ interface SetUp {
   member: AccountBot;
   /** The event types to subscribe to (`null`: all). */
   eventTypes: string[] | null;
+  /** The channels its settings name (channel-setting.ts): looked up at each start. */
+  channels: ChannelEntry[];
 }
 
 /** The declarations of a bot that made none (never written to: setup is over when they are read). */
@@ -127,6 +131,7 @@ export class BotRuntime {
       dispatcher: this.#parts.dispatcher(handle.composer, handle.commands),
       member: { order: this.#o.account?.order ?? 0, commands: handle.commands },
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
+      channels: channelsIn(this.#o.definition.settings, this.#o.settings, ["bots", this.name, "settings"]),
     };
     return this.#setUp;
   }
@@ -210,6 +215,7 @@ export class BotRuntime {
     this.#o.account?.shared.join(this.name, setUp.member);
     dispatcher.resume();
     dispatcher.runOnStart(declarations.startHandlers);
+    void warnUnseenChannels(this.#o.client, setUp.channels, this.#o.log, signal);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
     // sent by its own check a few minutes after each occurrence.
     await this.scheduler.start(this.declarations);

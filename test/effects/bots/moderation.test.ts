@@ -349,16 +349,17 @@ describe("moderation's channels checked at start", () => {
       },
     };
     await start(settings);
-    await expect.poll(() => running!.logged("the bot can see. Check the spelling")).toHaveLength(1);
-    const [line] = running!.logged("the bot can see. Check the spelling");
-    expect(line!.entries).toEqual([
-      "exempt.channels[1]: modlog",
-      "rules.keywords.exempt.channels[0]: 999",
-      "rules.keywords.actions[1].notify_channel.channel: mod-logs",
-      "rules.keywords.actions[2].notify_channel.channel: moderation",
+    await expect.poll(() => running!.logged("the bot can see: check the spelling")).toHaveLength(1);
+    const [line] = running!.logged("the bot can see: check the spelling");
+    const at = "bots.moderation.settings.";
+    expect(line!.settings).toEqual([
+      `${at}exempt.channels[1]`,
+      `${at}rules.keywords.exempt.channels[0]`,
+      `${at}rules.keywords.actions[1].notify_channel.channel`,
+      `${at}rules.keywords.actions[2].notify_channel.channel`,
     ]);
     expect(line!.msg).toMatchInlineSnapshot(
-      `"exempt.channels[1]: modlog (exempts nothing), rules.keywords.exempt.channels[0]: 999 (exempts nothing), rules.keywords.actions[1].notify_channel.channel: mod-logs (notifications fail), rules.keywords.actions[2].notify_channel.channel: moderation (notifications fail) name no channels the bot can see. Check the spelling (or give the channel's id), and subscribe the bot to a private channel."`,
+      `"bots.moderation.settings.exempt.channels[1]: "modlog", bots.moderation.settings.rules.keywords.exempt.channels[0]: channel id 999, bots.moderation.settings.rules.keywords.actions[1].notify_channel.channel: "mod-logs", bots.moderation.settings.rules.keywords.actions[2].notify_channel.channel: "moderation" name no channels the bot can see: check the spelling (or give the channel's id), and subscribe the bot to a private channel."`,
     );
   });
 
@@ -375,7 +376,7 @@ describe("moderation's channels checked at start", () => {
       .poll(() => running!.logged("could not read the channels to check the ones the settings name"))
       .toHaveLength(1);
     expect(running!.logged("onStart handler failed")).toEqual([]);
-    expect(running!.logged("the bot can see. Check the spelling")).toEqual([]);
+    expect(running!.logged("the bot can see: check the spelling")).toEqual([]);
   });
 });
 

@@ -1,0 +1,111 @@
+/**
+ * A bot's settings that name channels (`channelSetting()`): `bothost check` looks each up on the
+ * server and says, located in the config, each one the bot cannot see (with the name likely
+ * meant), exit 1; `bothost run` warns of them as the bot starts, and runs it all the same. Before,
+ * a misspelt channel passed `check`, and only the moderation bot looked its own ones up, at run.
+ * A project made by `bothost init`, on its embedded sandbox.
+ */
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { hasStackTrace, killAll, runCli, spawnCli } from "../support/cli.ts";
+import { initProject } from "../support/init-project.ts";
+
+let dir: string;
+let project: string;
+let config: string;
+
+beforeAll(async () => {
+  ({ dir, project } = await initProject("check-channels"));
+  config = await readFile(path.join(project, "bothost.yaml"), "utf8");
+  // The relay's account, and a private channel it is not subscribed to.
+  const org = await readFile(path.join(project, "org.yaml"), "utf8");
+  await writeFile(
+    path.join(project, "org.yaml"),
+    `${org.replace(
+      "bots:\n",
+      "bots:\n  - { email: relay-bot@sandbox.example, full_name: Relay, type: generic, owner: owner@sandbox.example }\n",
+    )}  - { name: moderation, privacy: private, subscribers: [owner@sandbox.example] }\n`,
+  );
+  await writeFile(
+    path.join(project, "bots", "relay.ts"),
+    [
+      'import { channelSetting, defineBot } from "bothost";',
+      'import { z } from "zod";',
+      "export default defineBot({",
+      "  settings: z.object({",
+      "    channel: channelSetting(),",
+      "    also: z.array(z.object({ to: channelSetting(z.string()) })).default([]),",
+      "  }),",
+      "  setup(bot) {",
+      '    bot.on("message", (ctx) => ctx.reply("hi"));',
+      "  },",
+      "});",
+      "",
+    ].join("\n"),
+  );
+});
+afterAll(async () => {
+  await killAll();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The config with the relay bot, its settings as `settings` (YAML lines under `settings:`). */
+async function withRelay(settings: string): Promise<string> {
+  const text = `${config}  relay:\n    module: ./bots/relay.ts\n    email: relay-bot@sandbox.example\n    settings:\n${settings}`;
+  await writeFile(path.join(project, "bothost.yaml"), text);
+  return text;
+}
+
+/** `file:line:column` of the first `needle` in `text`, as check locates a value. */
+function at(text: string, needle: string): string {
+  const offset = text.indexOf(needle);
+  const before = text.slice(0, offset).split("\n");
+  return `bothost.yaml:${before.length}:${before.at(-1)!.length + 1}`;
+}
+
+const ADVICE =
+  "names no channel the bot can see: check the spelling (or give the channel's id), and subscribe the bot to a private channel";
+
+it("names each channel setting the bot cannot see, located, with the name meant", {
+  timeout: 30_000,
+}, async () => {
+  const fixed = await withRelay(
+    "      channel: genral\n      also:\n        - to: General\n        - to: moderation\n        - to: nowhere\n",
+  );
+  const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
+  expect(code).toBe(1);
+  expect(stdout).toContain("1 of 2 bots cannot run; the reasons follow on stderr.");
+  expect(stderr).toBe(
+    [
+      `bothost check: relay: ${at(fixed, "genral")} bots.relay.settings.channel: "genral" (did you mean "general"?) ${ADVICE}`,
+      // Private, and the bot is not subscribed to it.
+      `bothost check: relay: ${at(fixed, "moderation")} bots.relay.settings.also[1].to: "moderation" ${ADVICE}`,
+      `bothost check: relay: ${at(fixed, "nowhere")} bots.relay.settings.also[2].to: "nowhere" ${ADVICE}`,
+      "",
+    ].join("\n"),
+  );
+  expect(hasStackTrace(stdout + stderr)).toBe(false);
+});
+
+it("a channel given by its id, or by name in any case, passes", { timeout: 30_000 }, async () => {
+  await withRelay("      channel: 1\n      also:\n        - to: GENERAL\n");
+  const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
+  expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  expect(stdout).toContain("All 2 bots are ready.");
+});
+
+it("bothost run warns of them as the bot starts, and runs it", { timeout: 30_000 }, async () => {
+  await withRelay("      channel: genral\n");
+  const daemon = spawnCli(["run"], { cwd: project });
+  const warned = await daemon.waitForLog((l) => String(l.msg).includes("the bot can see"));
+  expect(warned).toMatchObject({
+    level: 40,
+    bot: "relay",
+    settings: ["bots.relay.settings.channel"],
+    msg: `bots.relay.settings.channel: "genral" (did you mean "general"?) ${ADVICE}.`,
+  });
+  await daemon.waitForLog((l) => l.msg === "daemon started");
+  daemon.child.kill("SIGTERM");
+  expect((await daemon.exited).code).toBe(0);
+});
