@@ -32,7 +32,7 @@
  * ```
  */
 import { createHmac } from "node:crypto";
-import { defineBot, PromptError } from "bothost";
+import { defineBot, groupSetting, PromptError } from "bothost";
 import { z } from "zod";
 
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
@@ -47,7 +47,7 @@ const durationMs = (text: string) =>
 
 export default defineBot({
   settings: z.object({
-    group: z.string().min(1),
+    group: groupSetting(z.string().min(1)),
     command: z.string().default("deploy"),
     /** Checked here, not at the first request: a wrong one would fail every request silently. */
     timeout: z

@@ -34,6 +34,7 @@ import {
   type BotContext,
   channelSetting,
   defineBot,
+  groupSetting,
   nextOccurrences,
   PromptError,
   type Sender,
@@ -115,7 +116,7 @@ function waitProblem(s: { cron: string; timezone: string; wait: string }): strin
 export default defineBot({
   settings: z
     .object({
-      group: z.string().min(1),
+      group: groupSetting(z.string().min(1)),
       channel: channelSetting(z.string().min(1)),
       cron: z.string().default("30 9 * * 1-5"),
       timezone: z.string().default("UTC"),
@@ -167,7 +168,11 @@ export default defineBot({
     // they pass.
     bot.cron(s.cron, { timezone: s.timezone, missed: "run-once" }, async (ctx) => {
       if (day(ctx.job.scheduledFor.getTime()) !== today(ctx)) return;
-      for (const id of ctx.groups.members(s.group) ?? []) {
+      const members = ctx.groups.members(s.group);
+      // Renamed or deactivated since the start's check: said at each occurrence, not skipped in silence.
+      if (members === undefined)
+        ctx.log.warn({ group: s.group }, "no user group of that name: nobody was asked today (check group)");
+      for (const id of members ?? []) {
         if (!(await ctx.state.get(`${today(ctx)}:${id}`))) await ctx.startDialog(id, "standup");
       }
     });
@@ -243,7 +248,11 @@ export default defineBot({
           const outcome = (await ctx.state.get<string>(`${today(ctx)}:${id}`)) ?? "not yet";
           lines.push(`* ${(await ctx.users.get(id))?.full_name ?? id}: ${outcome}`);
         }
-        await ctx.reply(`Standup ${today(ctx)}:\n${lines.join("\n") || "(the group has no members)"}`);
+        const none =
+          ctx.groups.members(s.group) === undefined
+            ? `(no user group is named ${s.group})`
+            : "(the group has no members)";
+        await ctx.reply(`Standup ${today(ctx)}:\n${lines.join("\n") || none}`);
       },
     );
   },

@@ -19,10 +19,10 @@ export { ApiError, AuthError, GroupPermissionError, NetworkError, RateLimitError
 export type { SendMessageParams } from "./api/resources/messages.ts";
 // ── Writing a bot ────────────────────────────────────────────────────────────────────────────
 export type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot/bot-api.ts";
-export { channelSetting } from "./bot/channel-setting.ts";
 export type { CommandContext } from "./bot/commands/command-spec.ts";
 export { type BotDefinition, defineBot, type EventType } from "./bot/define-bot.ts";
 export { ModuleError } from "./bot/module-error.ts";
+export { channelSetting, groupSetting } from "./bot/named-settings.ts";
 export { ConfigError } from "./config/config-error.ts";
 export type { ReloadReport } from "./daemon/reload-plan.ts";
 // ── Running the daemon from code ─────────────────────────────────────────────────────────────

@@ -3,6 +3,7 @@
  * PATCH /realm/user_settings_defaults, each checked for its type and allowed values, so a typo is
  * reported at its config line rather than by the server.
  */
+import { groupSetting } from "bothost";
 import { z } from "zod";
 
 // biome-ignore format: one list, as the seed gives it
@@ -109,7 +110,7 @@ export const OrgSyncSettings = z.object({
   group_membership: z
     .array(
       z.object({
-        group: z.string().trim().min(1),
+        group: groupSetting(z.string().trim().min(1)),
         /** Roles that belong; default every role. */
         roles: z.array(z.enum(ROLE_NAMES)).min(1).optional(),
         include_bots: z.boolean().default(false),

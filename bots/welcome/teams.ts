@@ -4,13 +4,24 @@
  * member is told so and the administrators (or the `notify` people) get one direct message naming
  * the member, the group and the setting to change.
  */
-import type { BaseContext, BotApi, CommandContext, GroupPermissionError } from "bothost";
+import {
+  type BaseContext,
+  type BotApi,
+  type CommandContext,
+  type GroupPermissionError,
+  groupSetting,
+} from "bothost";
 import { z } from "zod";
 
 export const TeamSettings = z.object({
   /** The teams a new member may pick: the name they answer with, and the user group it adds them to. */
   teams: z
-    .array(z.object({ name: z.string().trim().min(1).max(60), group: z.string().trim().min(1).max(100) }))
+    .array(
+      z.object({
+        name: z.string().trim().min(1).max(60),
+        group: groupSetting(z.string().trim().min(1).max(100)),
+      }),
+    )
     .max(25)
     .default([]),
   /** The question; the teams' names follow it. */

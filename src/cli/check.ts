@@ -1,7 +1,7 @@
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
-import { type ChannelEntry, channelsIn } from "../bot/channel-setting.ts";
 import { type LoadedBot, loadBots, loadConfigForBots } from "../bot/load-bots.ts";
+import { type NamedEntry, namedIn } from "../bot/named-settings.ts";
 import { formatProblems } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { ExitCode } from "../config/exit-codes.ts";
@@ -15,7 +15,7 @@ import {
   setupProblem,
   undeclaredWebhook,
 } from "../daemon/trial-setup.ts";
-import { unseenChannels, unseenProblem } from "../daemon/unseen-channels.ts";
+import { unseenNames, unseenProblem } from "../daemon/unseen-names.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type FeatureName, featureLevels } from "../wire/feature-levels.ts";
@@ -26,8 +26,8 @@ export const checkHelp = `Usage: bothost check [--config FILE]
 Validates the config and every bot module, and runs each bot's setup offline (as "bothost run"
 does at start: a bad cron expression, filter or command argument fails here), then asks each bot's
 server who the bot is (GET /users/me) and what the server is (GET /server_settings), and whether
-each channel its settings name (a channelSetting()) is one it can see (GET /streams). It prints a
-table: bot, user id, email, is_bot, server version, feature level, and the bothost features the
+each channel and user group its settings name (channelSetting(), groupSetting()) is one it can
+see (GET /streams, GET /user_groups). It prints a table: bot, user id, email, is_bot, server version, feature level, and the bothost features the
 server is too old for. Nothing changes on the server and the state directory is not opened, so
 it is safe to run next to a running daemon. With url: sandbox, the embedded sandbox is started.
 
@@ -49,11 +49,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     const { config, source } = await loadConfigForBots(resolveConfigPath({ flag: values.config }));
     const loaded = await loadBots(config, source);
     const { problems, withCommands, webhooks } = await setupProblems(loaded);
-    const channels = new Map(
-      loaded.map((b) => [
-        b.name,
-        channelsIn(b.definition.settings, b.settings, ["bots", b.name, "settings"]),
-      ]),
+    const named = new Map(
+      loaded.map((b) => [b.name, namedIn(b.definition.settings, b.settings, ["bots", b.name, "settings"])]),
     );
     if (problems.length > 0) {
       for (const line of problems.flatMap((p) => p.line.split("\n")))
@@ -69,7 +66,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
       Object.entries(config.bots),
       config.registration_concurrency,
       async ([name, bot]) => ({
-        ...(await checkOne(name, bot, sandbox, source, channels.get(name) ?? [])),
+        ...(await checkOne(name, bot, sandbox, source, named.get(name) ?? [])),
         commands: withCommands.has(name),
         ...(!config.http && webhooks.has(name) && { unreachableWebhooks: webhooks.get(name) }),
       }),
@@ -116,15 +113,15 @@ async function setupProblems(
 /**
  * Who the server says the bot is (GET /users/me) and what the server is (GET /server_settings), with
  * the reason in words when either fails; then, for a bot the server knows, whether each of
- * `channels` (its channel settings) names a channel it can see (GET /streams). Nothing changes on
- * the server.
+ * `named` (its channel and group settings) names one it can see (GET /streams, GET /user_groups).
+ * Nothing changes on the server.
  */
 async function checkOne(
   name: string,
   bot: BotConfig,
   sandbox: Sandbox | undefined,
   source: ConfigSource,
-  channels: readonly ChannelEntry[],
+  named: readonly NamedEntry[],
 ): Promise<BotCheck> {
   const { email } = bot;
   const url = bot.server.url === "sandbox" ? sandbox!.url : bot.server.url;
@@ -178,22 +175,22 @@ async function checkOne(
     result.problem = `could not read the server's version: ${describe(settings.reason)}`;
   }
   if (sandbox) result.problem ??= outgoingAccountProblem(name, bot, sandbox.control);
-  if (result.problem === undefined) result.problem = await channelProblems(client, channels, source);
+  if (result.problem === undefined) result.problem = await namedProblems(client, named, source);
   return result;
 }
 
-/** The channel settings that name no channel the bot sees, one located line each; undefined when none. */
-async function channelProblems(
+/** The named settings that name nothing the bot sees, one located line each; undefined when none. */
+async function namedProblems(
   client: ReturnType<typeof createClient>,
-  channels: readonly ChannelEntry[],
+  named: readonly NamedEntry[],
   source: ConfigSource,
 ): Promise<string | undefined> {
   try {
-    const unseen = await unseenChannels(client, channels);
+    const unseen = await unseenNames(client, named);
     if (unseen.length === 0) return undefined;
     return formatProblems(unseen.map((e) => source.problem(e.path, unseenProblem(e))));
   } catch (err) {
-    return `could not read the channels to check the ones its settings name: ${describe(err)}`;
+    return `could not read the channels and groups to check the ones its settings name: ${describe(err)}`;
   }
 }
 

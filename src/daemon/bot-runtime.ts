@@ -7,8 +7,8 @@ import { randomUUID } from "node:crypto";
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
-import { type ChannelEntry, channelsIn } from "../bot/channel-setting.ts";
 import type { AccountBot } from "../bot/commands/shared-account.ts";
+import { type NamedEntry, namedIn } from "../bot/named-settings.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { DeadLetterSource } from "../events/dead-letter-source.ts";
@@ -25,7 +25,7 @@ import type { ServerEvent } from "../wire/events.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
 import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
-import { warnUnseenChannels } from "./unseen-channels.ts";
+import { warnUnseenNames } from "./unseen-names.ts";
 import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
@@ -37,8 +37,8 @@ interface SetUp {
   member: AccountBot;
   /** The event types to subscribe to (`null`: all). */
   eventTypes: string[] | null;
-  /** The channels its settings name (channel-setting.ts): looked up at each start. */
-  channels: ChannelEntry[];
+  /** The channels and groups its settings name (named-settings.ts): looked up at each start. */
+  named: NamedEntry[];
 }
 
 /** The declarations of a bot that made none (never written to: setup is over when they are read). */
@@ -131,7 +131,7 @@ export class BotRuntime {
       dispatcher: this.#parts.dispatcher(handle.composer, handle.commands),
       member: { order: this.#o.account?.order ?? 0, commands: handle.commands },
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
-      channels: channelsIn(this.#o.definition.settings, this.#o.settings, ["bots", this.name, "settings"]),
+      named: namedIn(this.#o.definition.settings, this.#o.settings, ["bots", this.name, "settings"]),
     };
     return this.#setUp;
   }
@@ -215,7 +215,7 @@ export class BotRuntime {
     this.#o.account?.shared.join(this.name, setUp.member);
     dispatcher.resume();
     dispatcher.runOnStart(declarations.startHandlers);
-    void warnUnseenChannels(this.#o.client, setUp.channels, this.#o.log, signal);
+    void warnUnseenNames(this.#o.client, setUp.named, this.#o.log, signal);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
     // sent by its own check a few minutes after each occurrence.
     await this.scheduler.start(this.declarations);

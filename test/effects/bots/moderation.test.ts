@@ -373,7 +373,9 @@ describe("moderation's channels checked at start", () => {
       s.control.failNext(1, { ...refused, paths: [/^\/streams$/], methods: ["GET"] }),
     );
     await expect
-      .poll(() => running!.logged("could not read the channels to check the ones the settings name"))
+      .poll(() =>
+        running!.logged("could not read the channels and groups to check the ones the settings name"),
+      )
       .toHaveLength(1);
     expect(running!.logged("onStart handler failed")).toEqual([]);
     expect(running!.logged("the bot can see: check the spelling")).toEqual([]);

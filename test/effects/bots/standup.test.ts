@@ -491,3 +491,31 @@ for (const [back, downMs] of [
     }
   });
 }
+
+// A misspelt group: said as the bot starts (its setting, located by path, with the name meant),
+// at each set time (nobody asked), and in the report. Before, the standup asked nobody in silence.
+test("a group that does not exist is said at start, at the set time and in the report", async ({
+  runBot,
+  clock,
+}) => {
+  const bot = await runBot({
+    bot: standup,
+    name: "standup",
+    email: BOT,
+    settings: { ...settings, group: "enginering" },
+  });
+  await expect
+    .poll(() => bot.logs().find((l) => String(l.msg).includes("names no user group")))
+    .toMatchObject({
+      level: 40,
+      settings: ["bots.standup.settings.group"],
+      msg: 'bots.standup.settings.group: "enginering" (did you mean "engineering"?) names no user group the bot can see: check the spelling (or give the group\'s id).',
+    });
+  await clock.advance(60_000);
+  await expect
+    .poll(() => bot.logs().find((l) => String(l.msg).includes("nobody was asked today")))
+    .toMatchObject({ level: 40, group: "enginering" });
+  const report = await bot.ask(OWNER, dm("standup report"));
+  expect(report.content).toBe("Standup 2026-11-30:\n(no user group is named enginering)");
+  expect(bot.dialogs()).toEqual([]);
+});

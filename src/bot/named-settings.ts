@@ -1,14 +1,26 @@
 /**
- * `channelSetting()`: a bot setting that names a channel, by name or id. `bothost check` looks
- * each one the settings give up on the server and reports one the bot cannot see, located in the
- * config; `bothost run` warns of them as the bot starts. A misspelt channel would otherwise fail
- * every send there, or exempt nothing from a rule, unnoticed until it mattered.
+ * Settings that name something on the server: a channel (`channelSetting()`) or a user group
+ * (`groupSetting()`), by name or id. `bothost check` looks each one a bot's settings give up on
+ * the server and reports one the bot cannot see, located in the config; `bothost run` warns of
+ * them as the bot starts. A misspelt channel would otherwise fail every send there, or exempt
+ * nothing from a rule, and a misspelt group would ask nobody, unnoticed until it mattered.
  */
 import { z } from "zod";
 import type { ConfigPath } from "../config/config-problem.ts";
 
-/** Marks the definition of a channel setting's schema: kept by zod's clones (`.describe()`, `.optional()` wraps it). */
-const CHANNEL = Symbol.for("bothost.channel-setting");
+/** What a named setting names on the server. */
+export type NamedKind = "channel" | "group";
+
+/** Marks the definition of a named setting's schema with its kind: kept by zod's clones (`.describe()`; `.optional()` wraps it). */
+const NAMES = Symbol.for("bothost.named-setting");
+
+type NameOrId = z.ZodUnion<readonly [z.ZodString, z.ZodNumber]>;
+
+function marked(kind: NamedKind, schema: z.ZodType | undefined): z.ZodType {
+  const named = schema ?? z.union([z.string().trim().min(1), z.number().int().positive()]);
+  Object.defineProperty(named._zod.def, NAMES, { value: kind, enumerable: true, configurable: true });
+  return named;
+}
 
 /**
  * A setting naming a channel: its name (trimmed, not empty) or its id (a positive whole number);
@@ -19,16 +31,30 @@ const CHANNEL = Symbol.for("bothost.channel-setting");
  * settings: z.object({ channel: channelSetting(), exempt: z.array(channelSetting()).default([]) })
  * ```
  */
-export function channelSetting(): z.ZodUnion<readonly [z.ZodString, z.ZodNumber]>;
+export function channelSetting(): NameOrId;
 export function channelSetting<S extends z.ZodType<string | number>>(schema: S): S;
 export function channelSetting(schema?: z.ZodType): z.ZodType {
-  const marked = schema ?? z.union([z.string().trim().min(1), z.number().int().positive()]);
-  Object.defineProperty(marked._zod.def, CHANNEL, { value: true, enumerable: true, configurable: true });
-  return marked;
+  return marked("channel", schema);
 }
 
-/** A channel a bot's settings name, and where (`bots.<name>.settings…`). */
-export interface ChannelEntry {
+/**
+ * A setting naming a user group: its name (trimmed, not empty) or its id; or, given `schema`,
+ * that schema, marked as one.
+ *
+ * @example
+ * ```ts
+ * settings: z.object({ group: groupSetting(z.string().min(1)) }) // ctx.groups.members(settings.group)
+ * ```
+ */
+export function groupSetting(): NameOrId;
+export function groupSetting<S extends z.ZodType<string | number>>(schema: S): S;
+export function groupSetting(schema?: z.ZodType): z.ZodType {
+  return marked("group", schema);
+}
+
+/** A channel or group a bot's settings name, and where (`bots.<name>.settings…`). */
+export interface NamedEntry {
+  kind: NamedKind;
   path: ConfigPath;
   value: string | number;
 }
@@ -45,21 +71,23 @@ interface Def {
   left?: unknown;
   right?: unknown;
   getter?: () => unknown;
-  [CHANNEL]?: true;
+  [NAMES]?: NamedKind;
 }
 
 /**
- * The channel settings in `value` (a bot's settings, parsed by `schema`), at `at` and below: each
- * field, list item or record value whose schema is a {@link channelSetting}, through optional,
- * default, pipe, lazy and intersection wrappers; in a union, the first form `value` passes.
+ * The named settings in `value` (a bot's settings, parsed by `schema`), at `at` and below: each
+ * field, list item or record value whose schema is a {@link channelSetting} or a
+ * {@link groupSetting}, through optional, default, pipe, lazy and intersection wrappers; in a
+ * union, the first form `value` passes.
  */
-export function channelsIn(schema: unknown, value: unknown, at: ConfigPath): ChannelEntry[] {
-  const found: ChannelEntry[] = [];
+export function namedIn(schema: unknown, value: unknown, at: ConfigPath): NamedEntry[] {
+  const found: NamedEntry[] = [];
   const visit = (node: unknown, v: unknown, path: ConfigPath, depth: number): void => {
     const def = (node as { _zod?: { def?: Def } } | undefined)?._zod?.def;
     if (def === undefined || depth > 32 || v === undefined || v === null) return;
-    if (def[CHANNEL]) {
-      if (typeof v === "string" || typeof v === "number") found.push({ path, value: v });
+    const kind = def[NAMES];
+    if (kind !== undefined) {
+      if (typeof v === "string" || typeof v === "number") found.push({ kind, path, value: v });
       return;
     }
     const next = depth + 1;

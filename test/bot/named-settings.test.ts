@@ -1,11 +1,11 @@
 /**
- * Where a bot's settings name channels (`channelSetting()`), found through the shapes settings
+ * Where a bot's settings name channels (`channelSetting()`) and user groups (`groupSetting()`), found through the shapes settings
  * schemas take: fields, lists, records, unions (the form the value passes), optional, default,
  * described, piped and lazy schemas. `bothost check` and a bot's start look these up.
  */
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { channelSetting, channelsIn } from "../../src/bot/channel-setting.ts";
+import { channelSetting, groupSetting, namedIn } from "../../src/bot/named-settings.ts";
 
 const at = ["bots", "b", "settings"];
 
@@ -18,6 +18,7 @@ it("finds each channel setting under fields, lists, records and wrappers, with i
     piped: z.string().pipe(channelSetting(z.string())),
     trimmed: channelSetting().transform((c) => c),
     later: z.lazy(() => z.object({ channel: channelSetting().optional() })),
+    approvers: groupSetting(z.string().min(1)),
     other: z.string(),
   });
   const value = {
@@ -28,17 +29,19 @@ it("finds each channel setting under fields, lists, records and wrappers, with i
     piped: "p",
     trimmed: "t",
     later: { channel: "l" },
+    approvers: "release-managers",
     other: "not a channel",
   };
-  expect(channelsIn(schema, schema.parse(value), at)).toEqual([
-    { path: [...at, "main"], value: "general" },
-    { path: [...at, "extra", 0], value: "a" },
-    { path: [...at, "extra", 1], value: 7 },
-    { path: [...at, "byTeam", "web"], value: "web-team" },
-    { path: [...at, "notify", "channel"], value: "mod" },
-    { path: [...at, "piped"], value: "p" },
-    { path: [...at, "trimmed"], value: "t" },
-    { path: [...at, "later", "channel"], value: "l" },
+  expect(namedIn(schema, schema.parse(value), at)).toEqual([
+    { kind: "channel", path: [...at, "main"], value: "general" },
+    { kind: "channel", path: [...at, "extra", 0], value: "a" },
+    { kind: "channel", path: [...at, "extra", 1], value: 7 },
+    { kind: "channel", path: [...at, "byTeam", "web"], value: "web-team" },
+    { kind: "channel", path: [...at, "notify", "channel"], value: "mod" },
+    { kind: "channel", path: [...at, "piped"], value: "p" },
+    { kind: "channel", path: [...at, "trimmed"], value: "t" },
+    { kind: "channel", path: [...at, "later", "channel"], value: "l" },
+    { kind: "group", path: [...at, "approvers"], value: "release-managers" },
   ]);
 });
 
@@ -47,8 +50,8 @@ it("finds none where the value takes another form of a union, or is absent", () 
     notify: z.union([z.literal("off"), z.object({ channel: channelSetting() })]),
     maybe: channelSetting().optional(),
   });
-  expect(channelsIn(schema, schema.parse({ notify: "off" }), at)).toEqual([]);
-  expect(channelsIn(undefined, { notify: "off" }, at)).toEqual([]);
+  expect(namedIn(schema, schema.parse({ notify: "off" }), at)).toEqual([]);
+  expect(namedIn(undefined, { notify: "off" }, at)).toEqual([]);
 });
 
 it("takes a channel's name or id, and refuses an empty name", () => {

@@ -1,9 +1,10 @@
 /**
- * A bot's settings that name channels (`channelSetting()`): `bothost check` looks each up on the
- * server and says, located in the config, each one the bot cannot see (with the name likely
- * meant), exit 1; `bothost run` warns of them as the bot starts, and runs it all the same. Before,
- * a misspelt channel passed `check`, and only the moderation bot looked its own ones up, at run.
- * A project made by `bothost init`, on its embedded sandbox.
+ * A bot's settings that name channels (`channelSetting()`) and user groups (`groupSetting()`):
+ * `bothost check` looks each up on the server and says, located in the config, each one the bot
+ * cannot see (with the name likely meant), exit 1; `bothost run` warns of them as the bot starts,
+ * and runs it all the same. Before, a misspelt channel or group passed `check`, and only the
+ * moderation bot looked its own channels up, at run. A project made by `bothost init`, on its
+ * embedded sandbox.
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -25,17 +26,18 @@ beforeAll(async () => {
     `${org.replace(
       "bots:\n",
       "bots:\n  - { email: relay-bot@sandbox.example, full_name: Relay, type: generic, owner: owner@sandbox.example }\n",
-    )}  - { name: moderation, privacy: private, subscribers: [owner@sandbox.example] }\n`,
+    )}  - { name: moderation, privacy: private, subscribers: [owner@sandbox.example] }\nuser_groups:\n  - { name: release-managers, members: [owner@sandbox.example] }\n`,
   );
   await writeFile(
     path.join(project, "bots", "relay.ts"),
     [
-      'import { channelSetting, defineBot } from "bothost";',
+      'import { channelSetting, defineBot, groupSetting } from "bothost";',
       'import { z } from "zod";',
       "export default defineBot({",
       "  settings: z.object({",
       "    channel: channelSetting(),",
       "    also: z.array(z.object({ to: channelSetting(z.string()) })).default([]),",
+      "    approvers: groupSetting().optional(),",
       "  }),",
       "  setup(bot) {",
       '    bot.on("message", (ctx) => ctx.reply("hi"));',
@@ -67,11 +69,11 @@ function at(text: string, needle: string): string {
 const ADVICE =
   "names no channel the bot can see: check the spelling (or give the channel's id), and subscribe the bot to a private channel";
 
-it("names each channel setting the bot cannot see, located, with the name meant", {
+it("names each channel or group setting the bot cannot see, located, with the name meant", {
   timeout: 30_000,
 }, async () => {
   const fixed = await withRelay(
-    "      channel: genral\n      also:\n        - to: General\n        - to: moderation\n        - to: nowhere\n",
+    "      channel: genral\n      also:\n        - to: General\n        - to: moderation\n        - to: nowhere\n      approvers: release-manager\n",
   );
   const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
   expect(code).toBe(1);
@@ -82,14 +84,19 @@ it("names each channel setting the bot cannot see, located, with the name meant"
       // Private, and the bot is not subscribed to it.
       `bothost check: relay: ${at(fixed, "moderation")} bots.relay.settings.also[1].to: "moderation" ${ADVICE}`,
       `bothost check: relay: ${at(fixed, "nowhere")} bots.relay.settings.also[2].to: "nowhere" ${ADVICE}`,
+      `bothost check: relay: ${at(fixed, "release-manager")} bots.relay.settings.approvers: "release-manager" (did you mean "release-managers"?) names no user group the bot can see: check the spelling (or give the group's id)`,
       "",
     ].join("\n"),
   );
   expect(hasStackTrace(stdout + stderr)).toBe(false);
 });
 
-it("a channel given by its id, or by name in any case, passes", { timeout: 30_000 }, async () => {
-  await withRelay("      channel: 1\n      also:\n        - to: GENERAL\n");
+it("a channel given by its id, or a channel or group by name in any case, passes", {
+  timeout: 30_000,
+}, async () => {
+  await withRelay(
+    "      channel: 1\n      also:\n        - to: GENERAL\n      approvers: Release-Managers\n",
+  );
   const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
   expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   expect(stdout).toContain("All 2 bots are ready.");

@@ -1,0 +1,93 @@
+/**
+ * The named settings (bot/named-settings.ts) that name nothing the bot can see on the server: a
+ * channel among those GET /streams lists (the public ones and those the bot is subscribed to), a
+ * user group among those GET /user_groups lists (deactivated ones left out); by id, or by name
+ * without case, as the bot's helpers find them. One read of each list a bot's settings need.
+ * `bothost check` reports them located; a bot's start warns of them.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { NamedEntry } from "../bot/named-settings.ts";
+import { formatPath } from "../config/config-problem.ts";
+import { suggest } from "../errors/did-you-mean.ts";
+
+/** A named setting the server has nothing for, as the bot sees it, and a likely meant name. */
+export interface UnseenName extends NamedEntry {
+  meant?: string;
+}
+
+/** What the bot sees of each kind: ids and names. */
+type Seen = { ids: Set<string>; names: string[] };
+
+async function seen(client: Client, kind: NamedEntry["kind"], signal?: AbortSignal): Promise<Seen> {
+  const options = signal ? { signal } : {};
+  const listed =
+    kind === "channel"
+      ? (await client.channels.list({}, options)).streams.map((s) => ({ id: s.stream_id, name: s.name }))
+      : (await client.userGroups.list({}, options)).user_groups;
+  return { ids: new Set(listed.map((x) => String(x.id))), names: listed.map((x) => x.name) };
+}
+
+/** The entries among `entries` that name nothing the bot sees (nothing asked when there are none). */
+export async function unseenNames(
+  client: Client,
+  entries: readonly NamedEntry[],
+  signal?: AbortSignal,
+): Promise<UnseenName[]> {
+  const lists = new Map<NamedEntry["kind"], Seen>();
+  for (const { kind } of entries) if (!lists.has(kind)) lists.set(kind, await seen(client, kind, signal));
+  const unseen: UnseenName[] = [];
+  for (const entry of entries) {
+    const { ids, names } = lists.get(entry.kind)!;
+    const value = String(entry.value);
+    if (ids.has(value) || names.some((n) => n.toLowerCase() === value.toLowerCase())) continue;
+    const meant = typeof entry.value === "string" ? suggest(value, names) : undefined;
+    unseen.push(meant === undefined ? entry : { ...entry, meant });
+  }
+  return unseen;
+}
+
+const NOUN = { channel: "channel", group: "user group" } as const;
+const ADVICE = {
+  channel: "check the spelling (or give the channel's id), and subscribe the bot to a private channel",
+  group: "check the spelling (or give the group's id)",
+} as const;
+
+/** `entry`'s value as a message names it, with the name likely meant. */
+function named(entry: UnseenName): string {
+  const what = typeof entry.value === "number" ? `${NOUN[entry.kind]} id ${entry.value}` : `"${entry.value}"`;
+  return entry.meant === undefined ? what : `${what} (did you mean "${entry.meant}"?)`;
+}
+
+/** What is wrong with `entry`, in words (after its path). */
+export function unseenProblem(entry: UnseenName): string {
+  return `${named(entry)} names no ${NOUN[entry.kind]} the bot can see: ${ADVICE[entry.kind]}`;
+}
+
+/**
+ * At a bot's start: one warning per kind naming each setting that names nothing the bot sees; a
+ * failed read is one warning too.
+ */
+export async function warnUnseenNames(
+  client: Client,
+  entries: readonly NamedEntry[],
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const unseen = await unseenNames(client, entries, signal).catch((err: unknown) => {
+    if (signal.aborted) return [];
+    const reason = err instanceof Error ? err.message : String(err);
+    log.warn({ reason }, "could not read the channels and groups to check the ones the settings name");
+    return [];
+  });
+  for (const kind of ["channel", "group"] as const) {
+    const of = unseen.filter((e) => e.kind === kind);
+    if (of.length === 0) continue;
+    const list = of.map((e) => `${formatPath(e.path)}: ${named(e)}`).join(", ");
+    const verb = of.length === 1 ? `names no ${NOUN[kind]}` : `name no ${NOUN[kind]}s`;
+    log.warn(
+      { settings: of.map((e) => formatPath(e.path)) },
+      `${list} ${verb} the bot can see: ${ADVICE[kind]}.`,
+    );
+  }
+}
