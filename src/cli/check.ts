@@ -175,7 +175,9 @@ async function checkOne(
     result.problem = `could not read the server's version: ${describe(settings.reason)}`;
   }
   if (sandbox) result.problem ??= outgoingAccountProblem(name, bot, sandbox.control);
-  if (result.problem === undefined) result.problem = await namedProblems(client, named, source);
+  if (result.problem !== undefined) return result;
+  result.problem = await namedProblems(client, named, source);
+  if (result.problem !== undefined) result.settingsOnly = true;
   return result;
 }
 
@@ -211,19 +213,32 @@ export function formatChecks(checks: readonly BotCheck[]): string {
     c.featureLevel === undefined ? "-" : String(c.featureLevel),
     c.featureLevel === undefined ? "-" : missingFeatures(c.featureLevel).join(", ") || "nothing",
   ]);
-  const failing = checks.filter((c) => c.problem !== undefined).length;
+  const failing = checks.filter((c) => c.problem !== undefined);
   const people = checks.filter((c) => c.isBot === false).map((c) => c.name);
   const summary =
-    failing === 0
+    failing.length === 0
       ? checks.length === 1
         ? "The bot is ready."
         : `All ${checks.length} bots are ready.`
-      : `${failing} of ${checks.length} bots cannot run; the reasons follow on stderr.`;
+      : `${notReady(failing, checks.length)}; the reasons follow on stderr.`;
   const note =
     people.length > 0
       ? `\nNote: ${people.join(", ")} sign${people.length === 1 ? "s" : ""} in as a person, not a bot account; this works, but the server treats the messages as that person's.`
       : "";
   return `${table([HEADER, ...rows]).join("\n")}\n\n${summary}${note}${sharedAccountNotes(checks)}${unreachableNotes(checks)}\n`;
+}
+
+/** The failing bots in words: those that cannot run, and those whose settings name what they cannot see. */
+function notReady(failing: readonly BotCheck[], of: number): string {
+  const names = failing.filter((c) => c.settingsOnly).length;
+  const cannot = failing.length - names;
+  const naming =
+    names === 1
+      ? "has settings naming a channel or group it cannot see"
+      : "have settings naming a channel or group they cannot see";
+  if (names === 0) return `${cannot} of ${of} bots cannot run`;
+  if (cannot === 0) return `${names} of ${of} bots ${naming}`;
+  return `${cannot} of ${of} bots cannot run, and ${names} ${naming}`;
 }
 
 /** Bots whose inbound webhooks no listener serves: the config has no `http`. */
@@ -269,6 +284,8 @@ export interface BotCheck {
   featureLevel?: number;
   /** Why this bot cannot run as configured; undefined when it can. */
   problem?: string;
+  /** The problem is only its settings naming what it cannot see: it runs, those parts of it fail. */
+  settingsOnly?: true;
   /** The server rejected the bot's credentials (a 401), or the account does not exist. */
   authFailed: boolean;
   /** Its setup declares commands. */

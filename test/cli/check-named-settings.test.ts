@@ -9,6 +9,7 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { type BotCheck, formatChecks } from "../../src/cli/check.ts";
 import { hasStackTrace, killAll, runCli, spawnCli } from "../support/cli.ts";
 import { initProject } from "../support/init-project.ts";
 
@@ -77,7 +78,9 @@ it("names each channel or group setting the bot cannot see, located, with the na
   );
   const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
   expect(code).toBe(1);
-  expect(stdout).toContain("1 of 2 bots cannot run; the reasons follow on stderr.");
+  expect(stdout).toContain(
+    "1 of 2 bots has settings naming a channel or group it cannot see; the reasons follow on stderr.",
+  );
   expect(stderr).toBe(
     [
       `bothost check: relay: ${at(fixed, "genral")} bots.relay.settings.channel: "genral" (did you mean "general"?) ${ADVICE}`,
@@ -115,4 +118,25 @@ it("bothost run warns of them as the bot starts, and runs it", { timeout: 30_000
   await daemon.waitForLog((l) => l.msg === "daemon started");
   daemon.child.kill("SIGTERM");
   expect((await daemon.exited).code).toBe(0);
+});
+
+it("the summary tells bots that cannot run from bots whose settings name what they cannot see", () => {
+  const bot = (name: string, extra: Partial<BotCheck>): BotCheck => ({
+    name,
+    email: `${name}@x.example`,
+    url: "http://x.example",
+    authFailed: false,
+    ...extra,
+  });
+  const summary = (checks: BotCheck[]) => formatChecks(checks).trim().split("\n").at(-1);
+  const named = bot("relay", { problem: "p", settingsOnly: true });
+  const refused = bot("echo", { problem: "p", authFailed: true });
+  const fine = bot("hello", {});
+  expect(summary([named, fine])).toBe(
+    "1 of 2 bots has settings naming a channel or group it cannot see; the reasons follow on stderr.",
+  );
+  expect(summary([refused, fine])).toBe("1 of 2 bots cannot run; the reasons follow on stderr.");
+  expect(summary([refused, named, { ...named, name: "two" }])).toBe(
+    "1 of 3 bots cannot run, and 2 have settings naming a channel or group they cannot see; the reasons follow on stderr.",
+  );
 });
