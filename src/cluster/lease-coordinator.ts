@@ -31,10 +31,9 @@ import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance, refusalsOf } from "./balance.ts";
-import { leaseLostLine } from "./bot-switch.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
 import { LeaseHolders } from "./lease-holders.ts";
-import { errorText, type HaltNotes, type Held, leaseTiming } from "./lease-parts.ts";
+import { errorText, type HaltNotes, type Held, haltBot, leaseTiming } from "./lease-parts.ts";
 import { type ClusterView, RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
@@ -239,11 +238,12 @@ export class LeaseCoordinator implements Coordinator {
   async #oneRound(): Promise<string[]> {
     const leases = this.#leases!;
     let view: ClusterView;
+    let gone: string[];
     try {
       const sentAt = performance.now();
       view = await leases.heartbeat(this.#o.bots, this.#refused);
-      this.#holders.read(view.holders, sentAt);
-      await this.#renewAll(leases);
+      this.#holders.read(view.holders, sentAt, view.epoch);
+      gone = await this.#renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
       this.#failing = false;
     } catch (err) {
@@ -266,7 +266,8 @@ export class LeaseCoordinator implements Coordinator {
     // Only once the membership has been the same for two rounds: a late heartbeat moves nothing.
     if (plan.handOver && alive === this.#aliveBefore) this.#handOverOne(refused.somewhere);
     const acquired: string[] = [];
-    for (const bot of this.#order) {
+    // A lease just found gone (Redis lost its keys) is taken again first: this instance ran the bot.
+    for (const bot of [...gone, ...this.#order.filter((b) => !gone.includes(b))]) {
       // A bot another instance refuses is taken past the limit (see balance.ts); one refused here never.
       if ((active + acquired.length >= plan.limit && !refused.somewhere.has(bot)) || this.#refused.has(bot))
         continue;
@@ -275,8 +276,9 @@ export class LeaseCoordinator implements Coordinator {
       const holder = view.holders.get(bot);
       if (
         this.#held.has(bot) ||
-        this.#halting.has(bot) ||
-        (holder !== undefined && holder !== this.instanceId)
+        (this.#halting.has(bot) && !gone.includes(bot)) ||
+        (holder !== undefined && holder !== this.instanceId) ||
+        this.#holders.leftToOthers(bot)
       )
         continue;
       const sentAt = performance.now();
@@ -300,17 +302,23 @@ export class LeaseCoordinator implements Coordinator {
     return acquired;
   }
 
-  async #renewAll(leases: RedisLeases): Promise<void> {
+  /** Renew every lease held here; resolves the bots whose lease was gone (held by nobody). */
+  async #renewAll(leases: RedisLeases): Promise<string[]> {
     const entries = [...this.#held];
-    if (entries.length === 0) return;
+    if (entries.length === 0) return [];
     const sentAt = performance.now();
     const renewed = await leases.renew(entries.map(([, held]) => held.fence));
+    const gone: string[] = [];
     entries.forEach(([bot, held], i) => {
       if (this.#held.get(bot) !== held) return; // lost meanwhile
       if (renewed[i] === "renewed") this.#extend(bot, held, sentAt);
       else if (renewed[i] === "taken") this.#lose(bot, "another instance holds its lease now", true);
-      else this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)", false);
+      else {
+        this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)", false);
+        gone.push(bot);
+      }
     });
+    return gone;
   }
 
   #extend(bot: string, held: Held, sentAt: number): void {
@@ -351,34 +359,10 @@ export class LeaseCoordinator implements Coordinator {
     });
   }
 
-  /**
-   * Stop the bot here. `lost`: why its lease was lost (said then, with the events left in flight);
-   * `said`: its stop was said already; `before`: run once stopped, before the lease is released.
-   */
+  /** Stop the bot here (see `haltBot`). */
   #halt(bot: string, fence: Fence, ms: number, elsewhere: boolean, o: HaltNotes = {}): void {
-    const { before, lost, said } = o;
-    this.#halting.add(bot);
-    void (async () => {
-      let left: number | undefined;
-      try {
-        const halted = await this.#hooks?.halt(bot, ms, elsewhere);
-        left = (halted as { abandoned?: number } | undefined)?.abandoned ?? 0;
-        if (lost === undefined && !said)
-          this.#o.log.info(
-            { bot, left },
-            elsewhere
-              ? "the bot stopped here: another instance runs it"
-              : "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
-          );
-      } catch (err) {
-        this.#o.log.error({ bot, err }, "the bot did not stop cleanly");
-      }
-      if (lost !== undefined) this.#o.log.warn({ bot, reason: lost, left }, leaseLostLine(elsewhere));
-      before?.();
-      // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
-      if (!this.#held.has(bot)) await this.#leases?.release(fence).catch(() => {});
-      this.#halting.delete(bot);
-    })();
+    const parts = { hooks: this.#hooks, log: this.#o.log, halting: this.#halting, leases: this.#leases };
+    haltBot({ ...parts, held: (b) => this.#held.has(b) }, { bot, fence, ms, elsewhere }, o);
   }
 
   #noteAlive(alive: number, share: number): void {

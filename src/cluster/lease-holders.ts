@@ -2,11 +2,21 @@
  * Each bot's lease holder as the last round of leases read it, for `bothost status` to name for a
  * standby bot. A reading older than the lease ttl names no one: the holder's lease has expired
  * since unless it was renewed, and no round could see which (Redis out of reach).
+ *
+ * And, once Redis lost its keys (the leases' epoch changed between two readings), which bots
+ * another instance held before: for a ttl from then, those are left to that instance to take
+ * again. It ran them, so it alone carries on from where they were (their cursor and marks, and
+ * the dialogs it knew, kept in its memory: delivery-ledger.ts, dialogs.ts); another instance
+ * would start them over from the newest message. Should that instance be gone too, its bots are
+ * taken once the ttl has passed, as an expired lease's are.
  */
 export class LeaseHolders {
   #holders: ReadonlyMap<string, string | undefined> = new Map();
   /** When the read that gave `#holders` was sent (on `now`); 0 before any. */
   #readAt = 0;
+  #epoch: string | undefined;
+  /** The holders the last reading before the keys were lost saw, and until when they are left to them. */
+  #before: { holders: ReadonlyMap<string, string | undefined>; until: number } | undefined;
 
   constructor(
     private readonly self: string,
@@ -15,10 +25,21 @@ export class LeaseHolders {
     private readonly now: () => number,
   ) {}
 
-  /** A round's reading, sent at `sentAt` (on `now`). */
-  read(holders: ReadonlyMap<string, string | undefined>, sentAt: number): void {
+  /** A round's reading, sent at `sentAt` (on `now`), of the leases of `epoch`. */
+  read(holders: ReadonlyMap<string, string | undefined>, sentAt: number, epoch: string): void {
+    if (this.#epoch !== undefined && epoch !== this.#epoch)
+      this.#before = { holders: this.#holders, until: sentAt + this.ttlMs };
+    this.#epoch = epoch;
     this.#holders = holders;
     this.#readAt = sentAt;
+  }
+
+  /** Whether `bot` is left to the instance that held it before Redis lost its keys (see above). */
+  leftToOthers(bot: string): boolean {
+    const before = this.#before;
+    if (before === undefined || this.now() >= before.until) return false;
+    const holder = before.holders.get(bot);
+    return holder !== undefined && holder !== this.self;
   }
 
   holderOf(bot: string): string | undefined {

@@ -1,8 +1,12 @@
 /**
  * Parts of LeaseCoordinator: the lease's timing rule (see lease-coordinator.ts), all derived from
- * one ttl, and what it keeps of a lease held here.
+ * one ttl, what it keeps of a lease held here, and how it stops a bot here.
  */
+import type { Logger } from "pino";
 import type { Fence } from "../state/redis-connection.ts";
+import { leaseLostLine } from "./bot-switch.ts";
+import type { CoordinatorHooks } from "./coordinator.ts";
+import type { RedisLeases } from "./redis-leases.ts";
 
 export function leaseTiming(ttlMs: number) {
   return {
@@ -34,4 +38,52 @@ export interface Held {
   validUntil: number;
   watchdog: NodeJS.Timeout | undefined;
   handingOver: boolean;
+}
+
+/** What {@link haltBot} reaches of the coordinator. */
+export interface HaltParts {
+  hooks: Pick<CoordinatorHooks, "halt"> | undefined;
+  log: Logger;
+  /** The bots being stopped here: `bot` is among them until its stop is over. */
+  halting: Set<string>;
+  leases: Pick<RedisLeases, "release"> | undefined;
+  /** Whether this instance holds `bot`'s lease (again) now. */
+  held(bot: string): boolean;
+}
+
+/**
+ * Stop `bot` here, its handlers aborted after `ms`; `elsewhere`: another instance runs it. Then
+ * `notes.before`, and its lease (`fence`) is released unless held here again by then. `notes.lost`:
+ * why its lease was lost (said once stopped, with the events left in flight); `notes.said`: its
+ * stop was said already.
+ */
+export function haltBot(
+  parts: HaltParts,
+  what: { bot: string; fence: Fence; ms: number; elsewhere: boolean },
+  notes: HaltNotes,
+): void {
+  const { bot, fence, ms, elsewhere } = what;
+  const { before, lost, said } = notes;
+  parts.halting.add(bot);
+  void (async () => {
+    let left: number | undefined;
+    try {
+      const halted = await parts.hooks?.halt(bot, ms, elsewhere);
+      left = (halted as { abandoned?: number } | undefined)?.abandoned ?? 0;
+      if (lost === undefined && !said)
+        parts.log.info(
+          { bot, left },
+          elsewhere
+            ? "the bot stopped here: another instance runs it"
+            : "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
+        );
+    } catch (err) {
+      parts.log.error({ bot, err }, "the bot did not stop cleanly");
+    }
+    if (lost !== undefined) parts.log.warn({ bot, reason: lost, left }, leaseLostLine(elsewhere));
+    before?.();
+    // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
+    if (!parts.held(bot)) await parts.leases?.release(fence).catch(() => {});
+    parts.halting.delete(bot);
+  })();
 }

@@ -15,6 +15,7 @@
  * Sentinel, an acquisition or renewal counts only once a replica has it (see
  * redis-replication.ts): one the new primary might not know after a failover fails instead.
  */
+import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { closeRedis, connectRedis, type Fence, redisFailure } from "../state/redis-connection.ts";
 import { Replication } from "../state/redis-replication.ts";
@@ -71,9 +72,14 @@ if ARGV[3] == '' then
 else
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 end
+local epoch = redis.call('GET', KEYS[3])
+if not epoch then
+  epoch = ARGV[4]
+  redis.call('SET', KEYS[3], epoch)
+end
 local holders = {}
-if #KEYS > 2 then holders = redis.call('MGET', unpack(KEYS, 3)) end
-return {redis.call('ZRANGE', KEYS[1], 0, -1), holders, redis.call('HGETALL', KEYS[2])}
+if #KEYS > 3 then holders = redis.call('MGET', unpack(KEYS, 4)) end
+return {redis.call('ZRANGE', KEYS[1], 0, -1), holders, redis.call('HGETALL', KEYS[2]), epoch}
 `;
 
 type LeaseScripts = {
@@ -83,17 +89,23 @@ type LeaseScripts = {
   bothostHeartbeat(
     numKeys: number,
     ...keysThenArgs: (string | number)[]
-  ): Promise<[string[], (string | null)[], string[]]>;
+  ): Promise<[string[], (string | null)[], string[], string]>;
 };
 
 /**
- * The live instances' ids, each bot's lease holder (an instance id) or undefined when free, and
- * the bots each live instance refuses (they failed to start there).
+ * The live instances' ids, each bot's lease holder (an instance id) or undefined when free, the
+ * bots each live instance refuses (they failed to start there), and the leases' epoch.
  */
 export interface ClusterView {
   instances: string[];
   holders: Map<string, string | undefined>;
   refusals: Map<string, Set<string>>;
+  /**
+   * A random id the first heartbeat on an empty Redis writes, kept for good: another one than a
+   * round read before means Redis lost its keys meanwhile (flushed, or restarted without
+   * persistence), the leases with them, where an expired lease leaves it as it was.
+   */
+  epoch: string;
 }
 
 interface RedisLeasesOptions {
@@ -188,10 +200,11 @@ export class RedisLeases {
    */
   async heartbeat(bots: readonly string[], refused: Iterable<string> = []): Promise<ClusterView> {
     const p = this.#o.prefix;
-    const keys = [`${p}#instances`, `${p}#refusals`, ...bots.map((bot) => `${p}#lease:${bot}`)];
+    const keys = [`${p}#instances`, `${p}#refusals`, `${p}#epoch`, ...bots.map((bot) => `${p}#lease:${bot}`)];
     const mine = [...refused].join("\n");
-    const [instances, values, flat] = await this.#run("a heartbeat", () =>
-      this.#client.bothostHeartbeat(keys.length, ...keys, this.#o.instanceId, this.#o.ttlMs, mine),
+    const proposed = randomBytes(8).toString("hex");
+    const [instances, values, flat, epoch] = await this.#run("a heartbeat", () =>
+      this.#client.bothostHeartbeat(keys.length, ...keys, this.#o.instanceId, this.#o.ttlMs, mine, proposed),
     );
     const holders = new Map<string, string | undefined>();
     bots.forEach((bot, i) => {
@@ -201,7 +214,7 @@ export class RedisLeases {
     const refusals = new Map<string, Set<string>>();
     for (let i = 0; i + 1 < flat.length; i += 2)
       if (instances.includes(flat[i]!)) refusals.set(flat[i]!, new Set(flat[i + 1]!.split("\n")));
-    return { instances, holders, refusals };
+    return { instances, holders, refusals, epoch };
   }
 
   /** Leave the set of live instances and close the connection. */

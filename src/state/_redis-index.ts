@@ -146,7 +146,7 @@ export async function openIndex(
       const line = log.error?.bind(log) ?? log.warn.bind(log);
       line(
         { redis: where, prefix },
-        "Redis came back without bothost's keys (restarted without persistence, or flushed): a bot this instance ran goes on from where it was here, another starts over from the newest message (what was sent meanwhile is not handled); open dialogs, dead letters, recorded effects and ctx.state are gone. Run Redis with appendonly yes",
+        "Redis came back without bothost's keys (restarted without persistence, or flushed): a bot this instance ran goes on from where it was here (the other instances leave it to this one for a lease ttl), one whose instance is gone too starts over from the newest message (what was sent meanwhile is not handled); open dialogs, dead letters, recorded effects and ctx.state are gone. Run Redis with appendonly yes",
       );
       await indexOnce(client, prefix, log);
     })().catch(() => {}); // Redis lost again: the next reconnection checks again

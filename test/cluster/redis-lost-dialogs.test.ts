@@ -9,11 +9,16 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { LOST_NOTE } from "../../src/pipeline/dialogs/end-notes.ts";
-import { RedisStore } from "../../src/state/redis-store.ts";
-import { hasRedisServer, startInstance, taggedModule, useOwnRedisCluster } from "../support/cluster.ts";
+import {
+  flushAll,
+  hasRedisServer,
+  loseKeysThenSend,
+  startInstance,
+  taggedModule,
+  useOwnRedisCluster,
+} from "../support/cluster.ts";
 import { botSaid, MEMBER, sayToBot, send } from "../support/e2e-daemon.ts";
 
 const available = hasRedisServer();
@@ -28,17 +33,6 @@ async function startWith(prefix: string, handlers: string) {
   const module = `export default { events: ["message"], setup(bot) {\n${handlers}\n} };\n`;
   await writeFile(path.join(path.dirname(cluster.config.file), "bot.mjs"), module);
   return { ...cluster, instance: await startInstance(cluster.config) };
-}
-
-/** Redis loses every key (FLUSHALL), and every connection to it drops. */
-async function flushAll(url: string) {
-  const admin = new Redis(url);
-  try {
-    await admin.flushall();
-    await admin.call("CLIENT", "KILL", "TYPE", "normal").catch(() => {});
-  } finally {
-    admin.disconnect();
-  }
 }
 
 describe.skipIf(!available)("a dialog whose log Redis lost", () => {
@@ -105,21 +99,8 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
     );
     send(sandbox, "echo 1", "c0", "Misc");
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["echoed 1"]);
-    // Its cursor kept, then lost with every key. The next start's first read of messages (the
-    // newest message, taken as where to begin when the ledger is new; or the catch-up) is held
-    // until a message was sent.
-    const store = await RedisStore.open({ url: redis.url, prefix: "lost-ledger" });
-    try {
-      const runtime = store.namespace("b0").namespace("runtime");
-      await expect.poll(() => runtime.get("cursor"), { timeout: 10_000 }).toBeTypeOf("number");
-    } finally {
-      await store.close();
-    }
-    sandbox.control.delay(3_600_000, { paths: [/^\/messages$/] });
-    await flushAll(redis.url);
-    await sandbox.control.waitFor(() => sandbox.control.delayed() === 1, { timeoutMs: 20_000 });
-    send(sandbox, "echo 2", "c0", "Misc");
-    sandbox.control.delay(0);
+    // Its cursor kept, then lost with every key, "echo 2" sent while the bot was stopped.
+    await loseKeysThenSend(redis.url, "lost-ledger", sandbox, "echo 2");
     await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(["echoed 1", "echoed 2"]);
     expect(
       instance.proc

@@ -8,10 +8,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Redis } from "ioredis";
 import { afterEach, beforeAll, expect } from "vitest";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
 import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
-import { botEmail, MEMBER, OWNER, startE2eSandbox } from "./e2e-daemon.ts";
+import { botEmail, MEMBER, OWNER, send, startE2eSandbox } from "./e2e-daemon.ts";
 import { freePort } from "./free-port.ts";
 import { dropPrefix, redisUrl, uniquePrefix } from "./redis.ts";
 
@@ -375,4 +377,35 @@ export async function taggedModule(
 export async function readyzState(url: string): Promise<string | undefined> {
   const body = (await (await fetch(`${url}/readyz`)).json()) as { bots: { state: string }[] };
   return body.bots[0]?.state;
+}
+
+/** Redis at `url` loses every key (FLUSHALL), and every connection to it drops. */
+export async function flushAll(url: string): Promise<void> {
+  const admin = new Redis(url);
+  try {
+    await admin.flushall();
+    await admin.call("CLIENT", "KILL", "TYPE", "normal").catch(() => {});
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/**
+ * Once bot b0's cursor is kept (under `prefix`), Redis at `url` loses every key, and `content` is
+ * sent to c0 > Misc while the bot is stopped: the next start's first read of messages (the newest
+ * message, taken as where to begin when the ledger is new; or the catch-up) is held until then.
+ */
+export async function loseKeysThenSend(url: string, prefix: string, sandbox: Sandbox, content: string) {
+  const store = await RedisStore.open({ url, prefix });
+  try {
+    const runtime = store.namespace("b0").namespace("runtime");
+    await expect.poll(() => runtime.get("cursor"), { timeout: 10_000 }).toBeTypeOf("number");
+  } finally {
+    await store.close();
+  }
+  sandbox.control.delay(3_600_000, { paths: [/^\/messages$/] });
+  await flushAll(url);
+  await sandbox.control.waitFor(() => sandbox.control.delayed() === 1, { timeoutMs: 20_000 });
+  send(sandbox, content, "c0", "Misc");
+  sandbox.control.delay(0);
 }
