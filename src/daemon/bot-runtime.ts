@@ -293,7 +293,7 @@ export class BotRuntime {
       dialogsWaiting: this.standby ? 0 : (d?.dialogs.size ?? 0),
       budget: this.#o.client.budget.snapshot(),
       pacing: c?.pacer?.snapshot(),
-      /** The state store's outage failing the bot's writes, while it lasts. */
+      /** The state store's outage failing the bot's reads or writes, while it lasts. */
       storeFailure: this.#parts.storeHealth.failure,
       storeWriteFailures: this.#parts.storeHealth.totals,
       storeWaits: this.#parts.storeHealth.waitedTotal,

@@ -18,7 +18,7 @@ export interface ReadinessInput {
   longpollMs?: number | undefined;
   /** Why the bot failed to start (its setup threw, …), until it starts: it is then not ready. */
   failure?: string | undefined;
-  /** The state store's outage failing the bot's writes, while it lasts. */
+  /** The state store's outage failing the bot's reads or writes, while it lasts. */
   storeFailure?: StoreFailure | undefined;
   /** Cluster mode: why this instance lost the bot's lease, while it has not taken it again. */
   leaseLost?: string | undefined;

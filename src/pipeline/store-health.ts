@@ -12,11 +12,11 @@ import type { Logger } from "pino";
 import { isStoreOutage, type StateErrorCode } from "../state/state-error.ts";
 import type { Clock } from "../time/clock.ts";
 
-/** Logged (warn) when the store fails the first of the bot's writes. */
+/** Logged (warn) when the store fails the first of the bot's reads or writes. */
 export const STORE_FAILING_LINE =
-  "the state store is failing the bot's writes: they are tried again until one lands (said once)";
-/** Logged (info) when a write lands again. */
-export const STORE_BACK_LINE = "the state store takes the bot's writes again";
+  "the state store is failing the bot's reads or writes: each is tried again until the store answers (said once)";
+/** Logged (info) when a read or write succeeds again. */
+export const STORE_BACK_LINE = "the state store answers the bot again";
 
 /** The store's outage as the status shows it. */
 export interface StoreFailure {
