@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { ConfigPath } from "../config/config-problem.ts";
+import { walkSchema } from "../errors/schema-walk.ts";
 
 /** What a named setting names on the server. */
 export type NamedKind = "channel" | "group";
@@ -59,86 +60,18 @@ export interface NamedEntry {
   value: string | number;
 }
 
-interface Def {
-  type?: string;
-  shape?: Record<string, unknown>;
-  element?: unknown;
-  valueType?: unknown;
-  innerType?: unknown;
-  in?: unknown;
-  out?: unknown;
-  options?: unknown[];
-  left?: unknown;
-  right?: unknown;
-  getter?: () => unknown;
-  [NAMES]?: NamedKind;
-}
-
 /**
  * The named settings in `value` (a bot's settings, parsed by `schema`), at `at` and below: each
  * field, list item or record value whose schema is a {@link channelSetting} or a
- * {@link groupSetting}, through optional, default, pipe, lazy and intersection wrappers; in a
- * union, the first form `value` passes.
+ * {@link groupSetting}, wherever it sits (see `walkSchema`).
  */
 export function namedIn(schema: unknown, value: unknown, at: ConfigPath): NamedEntry[] {
   const found: NamedEntry[] = [];
-  const visit = (node: unknown, v: unknown, path: ConfigPath, depth: number): void => {
-    const def = (node as { _zod?: { def?: Def } } | undefined)?._zod?.def;
-    if (def === undefined || depth > 32 || v === undefined || v === null) return;
-    const kind = def[NAMES];
-    if (kind !== undefined) {
-      if (typeof v === "string" || typeof v === "number") found.push({ kind, path, value: v });
-      return;
-    }
-    const next = depth + 1;
-    const items = typeof v === "object" ? (v as Record<string, unknown>) : undefined;
-    switch (def.type) {
-      case "object":
-        for (const [key, field] of Object.entries(def.shape ?? {}))
-          if (items && Object.hasOwn(items, key)) visit(field, items[key], [...path, key], next);
-        return;
-      case "array":
-        if (Array.isArray(v))
-          for (const [i, item] of v.entries()) visit(def.element, item, [...path, i], next);
-        return;
-      case "record":
-        for (const [key, item] of Object.entries(items ?? {}))
-          visit(def.valueType, item, [...path, key], next);
-        return;
-      case "union":
-        visit(
-          def.options?.find((o) => passes(o, v)),
-          v,
-          path,
-          next,
-        );
-        return;
-      case "intersection":
-        visit(def.left, v, path, next);
-        visit(def.right, v, path, next);
-        return;
-      case "lazy":
-        visit(def.getter?.(), v, path, next);
-        return;
-      case "pipe": {
-        // The parsed value is the pipe's output: its schema, unless it is a `.transform()` step.
-        const out = def.out as { _zod?: { def?: Def } } | undefined;
-        visit(out?._zod?.def?.type === "transform" ? def.in : def.out, v, path, next);
-        return;
-      }
-      default:
-        if (def.innerType !== undefined) visit(def.innerType, v, path, next);
-    }
-  };
-  visit(schema, value, at, 0);
+  walkSchema(schema, value, at, (_, def, v, path) => {
+    const kind = (def as { [NAMES]?: NamedKind })[NAMES];
+    if (kind === undefined) return false;
+    if (typeof v === "string" || typeof v === "number") found.push({ kind, path, value: v });
+    return true;
+  });
   return found;
-}
-
-/** Whether `value` passes `schema` (one with async checks cannot be told: it does not). */
-function passes(schema: unknown, value: unknown): boolean {
-  try {
-    return (schema as { safeParse(v: unknown): { success: boolean } }).safeParse(value).success;
-  } catch {
-    return false;
-  }
 }

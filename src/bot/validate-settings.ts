@@ -4,7 +4,8 @@ import type { ConfigSource } from "../config/config-source.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";
 import { issuesToProblems } from "../config/zod-problems.ts";
 import { suggest } from "../errors/did-you-mean.ts";
-import { type SchemaDef, shapeOf, unwrapSchema } from "../errors/schema-keys.ts";
+import { shapeOf } from "../errors/schema-keys.ts";
+import { walkSchema } from "../errors/schema-walk.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
 /**
@@ -60,8 +61,9 @@ function secretStrings(value: unknown, at: readonly (string | number)[], out: st
 
 /**
  * A problem for each key of `input` that a stripping object schema (zod 4 `z.object`, zod 3
- * `.strip()`) would silently drop, at any depth, in lists' items too. Strict and loose objects are left alone: zod
- * reports the first, and the second wants extra keys.
+ * `.strip()`) would silently drop, at any depth, in lists' items too (a union's value held to the
+ * option it parses with the fewest issues). Strict and loose objects are left alone: zod reports
+ * the first, and the second wants extra keys.
  */
 function unknownSettings(
   schema: unknown,
@@ -70,67 +72,19 @@ function unknownSettings(
   source: ConfigSource,
 ): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  const visit = (node: unknown, value: unknown, path: ConfigPath, depth: number): void => {
-    if (depth > 32 || value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) {
-      // A list of objects (announcements: [{ … }]): each item against the list's element schema.
-      const element = elementOf(unwrapSchema(node));
-      if (element !== undefined)
-        for (const [i, item] of value.entries()) visit(element, item, [...path, i], depth + 1);
-      return;
-    }
-    const def = unwrapSchema(optionFor(node, value));
+  walkSchema(schema, input, at, (_, def, value, path) => {
     const shape = shapeOf(def);
-    if (def === undefined || shape === undefined) return;
+    if (shape === undefined || value === null || typeof value !== "object" || Array.isArray(value)) return;
     const strips = def.type === "object" ? def.catchall === undefined : def.unknownKeys === "strip";
-    for (const [key, item] of Object.entries(value)) {
-      if (Object.hasOwn(shape, key)) visit(shape[key], item, [...path, key], depth + 1);
-      else if (strips) {
-        const close = suggest(key, Object.keys(shape));
-        const hint = close
-          ? `did you mean "${close}"?`
-          : `this bot's settings here are: ${Object.keys(shape).join(", ")}`;
-        problems.push(source.problem([...path, key], `is not a setting of this bot: ${hint}`, "key"));
-      }
+    if (!strips) return;
+    for (const key of Object.keys(value)) {
+      if (Object.hasOwn(shape, key)) continue;
+      const close = suggest(key, Object.keys(shape));
+      const hint = close
+        ? `did you mean "${close}"?`
+        : `this bot's settings here are: ${Object.keys(shape).join(", ")}`;
+      problems.push(source.problem([...path, key], `is not a setting of this bot: ${hint}`, "key"));
     }
-  };
-  visit(schema, input, at, 0);
+  });
   return problems;
-}
-
-/** A list schema's element schema: zod 4's `element`, zod 3's `type` of a `ZodArray`. */
-function elementOf(def: SchemaDef | undefined): unknown {
-  if (def?.type === "array") return def.element;
-  const legacy = def as { typeName?: string; type?: unknown } | undefined;
-  return legacy?.typeName === "ZodArray" ? legacy.type : undefined;
-}
-
-/**
- * For a union (through optional/default wrappers), the option `value` is checked against: the one
- * it parses with the fewest issues (the first on a tie), so that `{ type: hmac, header }` is held
- * to the hmac option's fields, not to the first option's. Any other schema as it is.
- */
-function optionFor(node: unknown, value: unknown): unknown {
-  let current = node;
-  for (let i = 0; i < 20 && current; i++) {
-    const holder = current as { _zod?: { def?: SchemaDef }; _def?: SchemaDef };
-    const def = holder._zod?.def ?? holder._def;
-    if (def === undefined || def.shape !== undefined) return current;
-    if (def.options !== undefined) {
-      const issues = def.options.map((option) => issueCount(option, value));
-      return def.options[issues.indexOf(Math.min(...issues))];
-    }
-    current = def.innerType ?? def.in;
-  }
-  return node;
-}
-
-function issueCount(schema: unknown, value: unknown): number {
-  try {
-    const result = (schema as { safeParse(v: unknown): { error?: { issues: unknown[] } } }).safeParse(value);
-    return result.error?.issues.length ?? 0;
-  } catch {
-    // An async refinement: safeParse throws; such an option is taken last.
-    return Number.POSITIVE_INFINITY;
-  }
 }

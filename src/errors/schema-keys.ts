@@ -34,7 +34,7 @@ export function unwrapSchema(node: unknown): SchemaDef | undefined {
 }
 
 /** The schema a wrapper holds: a pipe's input, or its output after a `z.preprocess` step. */
-function innerOf(def: SchemaDef): unknown {
+export function innerOf(def: SchemaDef): unknown {
   if (def.innerType !== undefined) return def.innerType;
   const first = def.in as { _zod?: { def?: SchemaDef } } | undefined;
   return first?._zod?.def?.type === "transform" ? def.out : def.in;

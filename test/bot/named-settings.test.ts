@@ -1,7 +1,7 @@
 /**
  * Where a bot's settings name channels (`channelSetting()`) and user groups (`groupSetting()`), found through the shapes settings
  * schemas take: fields, lists, records, unions (the form the value passes), optional, default,
- * described, piped and lazy schemas. `bothost check` and a bot's start look these up.
+ * described, preprocessed, transformed and lazy schemas. `bothost check` and a bot's start look these up.
  */
 import { expect, it } from "vitest";
 import { z } from "zod";
@@ -15,7 +15,7 @@ it("finds each channel setting under fields, lists, records and wrappers, with i
     extra: z.array(channelSetting()).default([]),
     byTeam: z.record(z.string(), channelSetting(z.string().min(1))).optional(),
     notify: z.union([z.literal("off"), z.object({ channel: channelSetting() })]),
-    piped: z.string().pipe(channelSetting(z.string())),
+    preprocessed: z.preprocess((v) => v, channelSetting()),
     trimmed: channelSetting().transform((c) => c),
     later: z.lazy(() => z.object({ channel: channelSetting().optional() })),
     approvers: groupSetting(z.string().min(1)),
@@ -26,7 +26,7 @@ it("finds each channel setting under fields, lists, records and wrappers, with i
     extra: ["a", 7],
     byTeam: { web: "web-team" },
     notify: { channel: "mod" },
-    piped: "p",
+    preprocessed: "p",
     trimmed: "t",
     later: { channel: "l" },
     approvers: "release-managers",
@@ -38,7 +38,7 @@ it("finds each channel setting under fields, lists, records and wrappers, with i
     { kind: "channel", path: [...at, "extra", 1], value: 7 },
     { kind: "channel", path: [...at, "byTeam", "web"], value: "web-team" },
     { kind: "channel", path: [...at, "notify", "channel"], value: "mod" },
-    { kind: "channel", path: [...at, "piped"], value: "p" },
+    { kind: "channel", path: [...at, "preprocessed"], value: "p" },
     { kind: "channel", path: [...at, "trimmed"], value: "t" },
     { kind: "channel", path: [...at, "later", "channel"], value: "l" },
     { kind: "group", path: [...at, "approvers"], value: "release-managers" },
