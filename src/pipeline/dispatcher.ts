@@ -57,14 +57,14 @@ export class Dispatcher {
 
   /**
    * Read the delivery ledger from the store (again at each start: another instance may have
-   * advanced it). False, and nothing changed, when `signal` aborted meanwhile. `unordered`: the
-   * messages come from outgoing-webhook deliveries, in any order and with no catch-up (the
-   * ledger keeps handled ids, not a cursor: webhook-ledger.ts).
+   * advanced it), and the failed attempts counted. False, and nothing changed, when `signal`
+   * aborted meanwhile. `unordered`: the messages come from outgoing-webhook deliveries, in any
+   * order and with no catch-up (the ledger keeps handled ids, not a cursor: webhook-ledger.ts).
    */
   async openLedger(signal: AbortSignal, options: { unordered?: boolean } = {}): Promise<boolean> {
-    const { ledgerStore: store, log } = this.#o;
-    const before = this.#commits?.ledger;
-    const ledger = await (options.unordered ? WebhookLedger.open(store, log) : DeliveryLedger.open(store));
+    const [{ ledgerStore: store, log }, before] = [this.#o, this.#commits?.ledger];
+    const opened = options.unordered ? WebhookLedger.open(store, log) : DeliveryLedger.open(store);
+    const [ledger] = await Promise.all([opened, this.#failures.loadCounts()]);
     if (signal.aborted) return false;
     // Read back without a cursor after a start here had one: the store lost it (delivery-ledger.ts).
     if (ledger instanceof DeliveryLedger && before instanceof DeliveryLedger && (await ledger.carry(before)))

@@ -9,8 +9,14 @@
  * the store itself fails the run (its outage: see handler-failures.ts). A count left behind (the
  * message handled at once after a restart) expires after a day; a message first retried longer
  * ago than that starts counting again.
+ *
+ * Each later attempt is counted as it begins, with the error of the one before: a kill -9 during
+ * the last attempt, or after it failed and before its dead letter was kept, leaves the count at
+ * `retries.attempts`. The next start reads the counts once, and a run whose attempts ran out is
+ * not run again: it is kept as a dead letter at once ({@link AttemptsRanOut}).
  */
-import type { StateStore } from "../state/state-store.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
@@ -19,6 +25,34 @@ import type { JobOccurrence } from "./incoming.ts";
 import { isMessage } from "./stop-cut.ts";
 
 const KEPT_MS = 86_400_000;
+
+/** A count as kept: the attempts made (or begun), and the error of the last one known to have failed. */
+type Count = { n: number; error?: string };
+
+/** A count as stored: a number (the attempts that failed), or a {@link Count}. */
+function countOf(value: JsonValue | undefined): Count | undefined {
+  if (typeof value === "number") return { n: value };
+  const c = value as Partial<Count> | null | undefined;
+  return typeof c?.n === "number" ? (c as Count) : undefined;
+}
+
+/**
+ * In place of a run whose attempts ran out before the bot restarted (the last one cut off by the
+ * restart, or its dead letter's write): it is kept as a dead letter without running again.
+ */
+export class AttemptsRanOut extends BothostError<"ATTEMPTS_RAN_OUT"> {
+  override readonly name = "AttemptsRanOut";
+  /** The attempts made before the restart. */
+  readonly attempts: number;
+  constructor(attempts: number, error: string | undefined) {
+    const before = error === undefined ? "" : `; the one before it failed: ${error}`;
+    super(
+      "ATTEMPTS_RAN_OUT",
+      `all ${attempts} attempts were made before the bot restarted (what became of the last was lost with the restart${before})`,
+    );
+    this.attempts = attempts;
+  }
+}
 
 /**
  * A dialog's run, by what it runs for: its step, and the answers and unanswered ends (a deadline,
@@ -34,6 +68,8 @@ function dialogRunKey(dialog: DialogRecord): string {
 export class FailedAttempts {
   readonly #store: StateStore | undefined;
   readonly #commit: () => Promise<void>;
+  /** The counts read at start that reached the attempts allowed, by key: each taken once by {@link ranOut}. */
+  #ranOut = new Map<string, Count>();
 
   constructor(store: StateStore | undefined, commit: () => Promise<void>) {
     this.#store = store;
@@ -44,7 +80,7 @@ export class FailedAttempts {
    * The key of `run`'s count: a message's own run, a dialog's, or a cron job's occurrence (run
    * again at the next start when a crash cut it); not a dead letter's replay.
    */
-  #keyOf(run: FailedRun): string | undefined {
+  #keyOf(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): string | undefined {
     if (this.#store === undefined || run.letter) return undefined;
     if (run.dialog !== undefined) return dialogRunKey(run.dialog as unknown as DialogRecord);
     if (run.event.type === "cron_job") {
@@ -55,19 +91,52 @@ export class FailedAttempts {
     return id === undefined ? undefined : `m:${id}`;
   }
 
-  /** The attempts of `run`'s message that failed before this process ran it (0 when unknown). */
+  /** At a start: read the counts once, and keep those that reached `attempts` (a store that fails the read: none). */
+  async load(attempts: number): Promise<void> {
+    this.#ranOut = new Map();
+    const listed = (await this.#store?.list().catch(() => undefined)) ?? [];
+    for (const { key, value } of listed) {
+      const count = countOf(value);
+      if (count !== undefined && count.n >= attempts) this.#ranOut.set(key, count);
+    }
+  }
+
+  /** Some counts read at start ran out, and their runs have not come yet. */
+  get anyRanOut(): boolean {
+    return this.#ranOut.size > 0;
+  }
+
+  /** When `run`'s attempts ran out before this start (see {@link load}): what it is kept as instead of running. */
+  ranOut(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): AttemptsRanOut | undefined {
+    if (this.#ranOut.size === 0) return undefined;
+    const key = this.#keyOf(run);
+    const count = key === undefined ? undefined : this.#ranOut.get(key);
+    if (key === undefined || count === undefined) return undefined;
+    this.#ranOut.delete(key);
+    return new AttemptsRanOut(count.n, count.error);
+  }
+
+  /** The attempts of `run`'s message made before this process ran it (0 when unknown). */
   async before(run: FailedRun): Promise<number> {
     const key = this.#keyOf(run);
     if (key === undefined) return 0;
-    const n = await this.#store!.get(key).catch(() => undefined);
-    return typeof n === "number" ? n : 0;
+    return countOf(await this.#store!.get(key).catch(() => undefined))?.n ?? 0;
   }
 
-  /** `n` attempts of `run`'s message failed: kept (committed) before its pause. A store failing the write is no failure of the run. */
-  async failed(run: FailedRun, n: number): Promise<void> {
+  /**
+   * `n` attempts of `run`'s message were made (`error`: the last one's, which failed; none when the
+   * last is only begun): kept (committed) before its pause, and as the next begins. A store
+   * failing the write is no failure of the run.
+   */
+  async failed(
+    run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
+    n: number,
+    error?: string,
+  ): Promise<void> {
     const key = this.#keyOf(run);
     if (key === undefined) return;
-    await this.#store!.set(key, n, { ttlMs: KEPT_MS })
+    const count: Count = error === undefined ? { n } : { n, error };
+    await this.#store!.set(key, count, { ttlMs: KEPT_MS })
       .then(() => this.#commit())
       .catch(() => {});
   }

@@ -20,6 +20,8 @@ export type Failpoint =
   | "move-logged"
   /** A message's handler failed an attempt, its count kept; the pause before the next not begun. */
   | "attempt-failed"
+  /** A handler's last attempt failed (or the first, when it is not retried); its dead letter not yet kept. */
+  | "attempts-ran-out"
   /**
    * A `ctx.external` call's result is in hand (recorded and committed, in a run with effect
    * records), not yet handed back to the handler.

@@ -56,7 +56,12 @@ export function jobRunner(
       }
     };
     let last = effectsOf(letter !== undefined || resumed);
+    // Its attempts ran out before this start (failed-attempts.ts): kept as a dead letter, not run.
+    const ranOut = failures.countsRanOut
+      ? failures.ranOutRun({ event: occurrence, source: "job", letter })
+      : undefined;
     try {
+      if (ranOut) throw ranOut;
       // Bounded by the handler timeout as its later attempts are (handler-failures.ts).
       const first = last;
       await withinAttemptTime(o, { event: occurrence }, 1, signal, (s) => run(s, first));

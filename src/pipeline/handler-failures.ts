@@ -19,10 +19,11 @@
  * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
 import { sleep } from "../api/sleep.ts";
+import type { JsonValue } from "../state/state-store.ts";
 import { namedRun, withinAttemptTime } from "./attempt-timeout.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
-import { FailedAttempts } from "./failed-attempts.ts";
+import { AttemptsRanOut, FailedAttempts } from "./failed-attempts.ts";
 import { failpoint } from "./failpoints.ts";
 import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
@@ -38,7 +39,7 @@ import {
   retryDelay,
   type SettleOutcome,
 } from "./handler-failures-types.ts";
-import type { JobOccurrence } from "./incoming.ts";
+import { type Incoming, type JobOccurrence, sourceOf } from "./incoming.ts";
 import { cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
@@ -104,6 +105,33 @@ export class HandlerFailures {
     this.#stopping = new AbortController();
   }
 
+  /** At a start: read the attempts counted before it (failed-attempts.ts). */
+  loadCounts(): Promise<void> {
+    return this.#tally.load(this.#o.retries.attempts);
+  }
+
+  /** Some counts read at start ran out, not yet taken by their runs ({@link ranOut}). */
+  get countsRanOut(): boolean {
+    return this.#tally.anyRanOut;
+  }
+
+  /**
+   * Set when `run`'s attempts ran out before this start: it is not run again, but settled with
+   * this ({@link settle}), which keeps it as a dead letter.
+   */
+  ranOut(incoming: Incoming): AttemptsRanOut | undefined {
+    const { event, letter, dialog } = incoming;
+    const source = sourceOf(incoming);
+    // Only a run the start took up again can have run out: a message caught up, a dialog's run.
+    if (source !== "catch-up" && dialog === undefined) return undefined;
+    return this.ranOutRun({ event, letter, dialog: dialog as unknown as JsonValue, source });
+  }
+
+  /** {@link ranOut} for a run given as the failure stage takes it (a cron job's occurrence). */
+  ranOutRun(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): AttemptsRanOut | undefined {
+    return this.#tally.ranOut(run);
+  }
+
   /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a later
    * attempt (true), kept as a dead letter (false) or, the stop cutting its retries, marked for replay
@@ -120,10 +148,14 @@ export class HandlerFailures {
     const policy = o.retries;
     let last = error;
     // A message caught up after a crash in a pause goes on counting the attempts made before it
-    // (not read when the store itself failed the run: the read would wait out its timeout).
-    const before = outageOf(error) ? 0 : await this.#tally.before(run);
-    let attempts = 1 + before;
+    // (not read when the store itself failed the run: the read would wait out its timeout); one
+    // whose attempts ran out before the restart did not run here (see `ranOut`).
+    const ranOut = error instanceof AttemptsRanOut;
+    const before = ranOut ? error.attempts : outageOf(error) ? 0 : await this.#tally.before(run);
+    let attempts = (ranOut ? 0 : 1) + before;
     let waited = false;
+    /** The last attempt begun ended as the bot stopped. */
+    let stopCut = false;
     /** Counted among the events the outage had run again (store-health.ts). */
     let retried = false;
     while (!isFinal(last) && !stopping.aborted) {
@@ -157,9 +189,11 @@ export class HandlerFailures {
             o.log[level]({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
           } else
             o.log.warn({ error: inWords(last), ...again }, "handler failed; running it again after a pause");
-          if (!outage) await this.#tally.failed(run, attempts);
+          if (!outage) await this.#tally.failed(run, attempts, inWords(last));
           failpoint("attempt-failed");
           await sleep(clock, delay, stopping);
+          // Counted as it begins: a crash during it, or after it failed, leaves it made.
+          if (!outage) await this.#tally.failed(run, attempts + 1, inWords(last));
           await attempt();
         }
         o.log.info({ attempts }, "handler succeeded on a later attempt");
@@ -171,9 +205,12 @@ export class HandlerFailures {
         // another instance (its question kept first: see `ranElsewhere`): done with.
         if (promptUnanswered(err) || err instanceof DialogEnded || err instanceof LogMoved)
           return this.#ends.ended(run, promptUnanswered(err) || err instanceof DialogEnded);
+        stopCut = stopping.aborted;
         if (err !== stopping.reason) last = err; // the stop's abort: the handler's own error is kept
       }
     }
+    // An attempt the stop cut is not counted as made: the next start makes it again.
+    if (stopCut && !isFinal(last)) await this.#tally.failed(run, attempts - 1, inWords(last));
     if (stopping.aborted && run.dialog !== undefined && !run.letter && !isFinal(last)) {
       // Kept as a letter, the dialog would have to be ended (its log refuses what a replay of
       // the letter appends), and answers sent meanwhile would reach no dialog.
@@ -210,6 +247,7 @@ export class HandlerFailures {
       return "resumes";
     }
     // Cut by the stop, it is replayed at the next start: only a failure that stays one is final.
+    if (!stopping.aborted) failpoint("attempts-ran-out");
     if (!stopping.aborted) await this.#ends.gaveUp(run);
     const cut = stopping.aborted && !isFinal(last);
     await this.#ends.keep(run, last, attempts, firstFailedAt, clock.now(), cut);

@@ -74,6 +74,10 @@ export class HandlerRuns {
    * With `incoming.dialog`, the run replays that dialog's log (the dialog engine decided so).
    */
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
+    // Its attempts ran out before this start (failed-attempts.ts): kept as a dead letter, not run.
+    const ranOut = this.#o.failures.countsRanOut ? this.#o.failures.ranOut(incoming) : undefined;
+    if (ranOut !== undefined)
+      return this.#afterFailure(incoming, ranOut, control, undefined, new OpenProgresses());
     const rerun = incoming.replayed || incoming.letter !== undefined;
     const effects = this.#effectsOf(incoming, rerun);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);

@@ -1,10 +1,11 @@
 /**
  * A handler that keeps failing, its daemon killed in the pause between two attempts (a crash
- * point right after the failed attempt's count was kept): the message is caught up at the next
- * start (a cron job's occurrence under way runs again, a dialog runs its answer again from its
- * log), and its attempts go on from the count, so that the handler runs `retries.attempts` times
- * in all, then the message is kept as a dead letter once. On the file store, and on Redis when one
- * answers (else skipped with one line).
+ * point right after the failed attempt's count was kept), or after its last attempt failed and
+ * before its dead letter was kept: the message is caught up at the next start (a cron job's
+ * occurrence under way runs again, a dialog runs its answer again from its log), and its attempts
+ * go on from the count, so that the handler runs `retries.attempts` times in all (not once more
+ * when they ran out: before, the start ran it a fifth time), then the message is kept as a dead
+ * letter once. On the file store, and on Redis when one answers (else skipped with one line).
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -56,17 +57,26 @@ const letters = (daemon: CliProcess) =>
     .logs()
     .filter((l) => String(l.msg).startsWith("handler failed (every attempt failed): kept as dead letter"));
 
+const KINDS = [
+  ["a message", "message"],
+  ["a cron job's occurrence", "job"],
+  ["a dialog's run after its answer", "dialog"],
+] as const;
+
 describe.each(backends)("on the %s", (_name, backendFor) => {
   it.each([
-    ["a message", "message"],
-    ["a cron job's occurrence", "job"],
-    ["a dialog's run after its answer", "dialog"],
+    ...KINDS.map(
+      ([what, kind]) => [`${what} killed in a pause between attempts`, kind, "attempt-failed@2"] as const,
+    ),
+    ...KINDS.map(
+      ([what, kind]) => [`${what} killed after its last attempt failed`, kind, "attempts-ran-out"] as const,
+    ),
   ])(
-    "%s killed in a pause between attempts runs retries.attempts times in all",
+    "%s runs retries.attempts times in all, then is kept as a dead letter once",
     {
       timeout: 60_000,
     },
-    async (_what, kind) => {
+    async (_what, kind, point) => {
       const sandbox = await startE2eSandbox(orgWithBots(1));
       const dir = await mkdtemp(path.join(tmpdir(), "bothost-retry-crash-"));
       await writeFile(path.join(dir, "bot.mjs"), kind === "job" ? jobBot(path.join(dir, "cron")) : BOT);
@@ -86,8 +96,10 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
         await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
         return daemon;
       };
-      // Killed once the second attempt failed and its count was kept: two runs made.
-      const first = await start({ BOTHOST_FAILPOINTS: "attempt-failed@2" });
+      // Killed once the second attempt failed and its count was kept (two runs made), or once the
+      // fourth failed, before its dead letter was kept (four runs made).
+      const first = await start({ BOTHOST_FAILPOINTS: point });
+      const made = point === "attempts-ran-out" ? 4 : 2;
       if (kind === "message") sayToBot(sandbox, "boom");
       if (kind === "dialog") {
         sayToBot(sandbox, "ask");
@@ -95,16 +107,20 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
         sayToBot(sandbox, "large");
       }
       expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
-      expect(runs(first)).toBe(2);
-      // The next start catches the message up (runs the occurrence again) and makes the two
-      // attempts left, then keeps it.
+      expect(runs(first)).toBe(made);
+      // The next start catches the message up (runs the occurrence again, the dialog from its log)
+      // and makes the attempts left, none when they ran out, then keeps it.
       const second = await start();
       await expect.poll(() => letters(second).length, { timeout: 30_000 }).toBe(1);
-      expect(runs(second)).toBe(2);
+      expect(runs(second)).toBe(4 - made);
       expect(letters(second)[0]).toMatchObject({ attempts: 4 });
+      if (made === 4)
+        expect(JSON.stringify(letters(second)[0])).toContain(
+          "all 4 attempts were made before the bot restarted",
+        );
       second.kill("SIGTERM");
       expect(await second.exited).toEqual({ code: 0, signal: null });
-      expect(runs(second)).toBe(2);
+      expect(runs(second)).toBe(4 - made);
     },
   );
 });
