@@ -124,9 +124,9 @@ export class FailedAttempts {
   }
 
   /**
-   * `n` attempts of `run`'s message were made (`error`: the last one's, which failed; none when the
-   * last is only begun): kept (committed) before its pause, and as the next begins. A store
-   * failing the write is no failure of the run.
+   * `n` attempts of `run`'s message were made or begun (`error`: that of the last one that failed):
+   * kept (committed) before its pause, and as the next begins. A store failing the write is no
+   * failure of the run.
    */
   async failed(
     run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
