@@ -4,7 +4,10 @@
  * - `<prefix>#lease:<bot>` = `<token>:<instance id>`, with a PX expiry: who runs the bot. The fence
  *   of every write the bot makes is this exact value (see RedisStore.fenced).
  * - `<prefix>#lease-token:<bot>`: the bot's fencing-token counter (INCR), never expiring, so every
- *   new lease of a bot has a larger token than any before it.
+ *   new lease of a bot has a larger token than any before it. Begun (or begun again, once Redis
+ *   lost its keys) at Redis's clock in milliseconds: a counter begun again at 1 would hand an
+ *   instance the very lease value it held before the loss, and the release of that old lease, as
+ *   its halt ends, would delete the new one under the bot's start.
  * - `<prefix>#instances`: a sorted set of live instances, scored by when their membership expires
  *   (on Redis's clock), for sharing the bots out.
  * - `<prefix>#refusals`: a hash, by live instance id, of the bots that failed to start on that
@@ -26,6 +29,10 @@ local current = redis.call('GET', KEYS[1])
 if current then
   local sep = string.find(current, ':', 1, true)
   if sep == nil or string.sub(current, sep + 1) ~= ARGV[1] then return false end
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local now = redis.call('TIME')
+  redis.call('SET', KEYS[2], now[1] .. string.format('%03d', math.floor(now[2] / 1000)))
 end
 local token = redis.call('INCR', KEYS[2])
 local value = token .. ':' .. ARGV[1]
