@@ -107,8 +107,7 @@ export class Dispatcher {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
     this.#failures.stop(stop);
     this.#commits?.stop();
-    // Dialogs wait in the store, not in handlers: only their timers stop.
-    this.#o.dialogs.pause();
+    this.#o.dialogs.pause(); // Dialogs wait in the store, not in handlers: only their timers stop.
     const deadline = timeoutSignal(this.#o.clock, deadlineMs);
     try {
       await this.#queue.onIdle(deadline.signal);
@@ -132,6 +131,7 @@ export class Dispatcher {
       return abandoned;
     } finally {
       deadline.clear();
+      await this.#failures.stoppedCleanly();
     }
   }
 

@@ -14,6 +14,13 @@
  * the last attempt, or after it failed and before its dead letter was kept, leaves the count at
  * `retries.attempts`. The next start reads the counts once, and a run whose attempts ran out is
  * not run again: it is kept as a dead letter at once ({@link AttemptsRanOut}).
+ *
+ * A first attempt is counted as it begins only after a start that followed no clean stop (a kill,
+ * a crash: the key {@link UNDER_WAY} written at each start is still there), and only for the runs
+ * that start takes up again (a message caught up, a dialog's run from its log, a job's occurrence
+ * under way). A handler that kills the process (out of memory, a native crash, `process.exit`)
+ * then brings it down at most `retries.attempts` times before its run is kept as a dead letter,
+ * instead of at every start. A run still under way at each of those kills is counted alike.
  */
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -25,6 +32,8 @@ import type { JobOccurrence } from "./incoming.ts";
 import { isMessage } from "./stop-cut.ts";
 
 const KEPT_MS = 86_400_000;
+/** Written at each start, deleted at a clean stop: found at a start, the last one ended in a crash. */
+const UNDER_WAY = "under-way";
 
 /** A count as kept: the attempts made (or begun), and the error of the last one known to have failed. */
 type Count = { n: number; error?: string };
@@ -70,6 +79,10 @@ export class FailedAttempts {
   readonly #commit: () => Promise<void>;
   /** The counts read at start that reached the attempts allowed, by key: each taken once by {@link ranOut}. */
   #ranOut = new Map<string, Count>();
+  /** The start followed no clean stop: the first attempts of the runs it takes up again are counted. */
+  #recovering = false;
+  /** The keys of the runs counted as their first attempt began ({@link begins}), with the count before it. */
+  #begun = new Map<string, number>();
 
   constructor(store: StateStore | undefined, commit: () => Promise<void>) {
     this.#store = store;
@@ -92,13 +105,64 @@ export class FailedAttempts {
   }
 
   /** At a start: read the counts once, and keep those that reached `attempts` (a store that fails the read: none). */
-  async load(attempts: number): Promise<void> {
-    this.#ranOut = new Map();
+  async load(attempts: number): Promise<boolean> {
+    [this.#ranOut, this.#begun] = [new Map(), new Map()];
     const listed = (await this.#store?.list().catch(() => undefined)) ?? [];
+    this.#recovering = false;
     for (const { key, value } of listed) {
       const count = countOf(value);
       if (count !== undefined && count.n >= attempts) this.#ranOut.set(key, count);
+      if (key === UNDER_WAY) this.#recovering = true;
     }
+    await this.#store
+      ?.set(UNDER_WAY, true)
+      .then(() => this.#commit())
+      .catch(() => {});
+    return this.#recovering;
+  }
+
+  /** The start followed no clean stop (see {@link UNDER_WAY}). */
+  get recovering(): boolean {
+    return this.#recovering;
+  }
+
+  /** Some runs were counted as they began, and are not over. */
+  get counting(): boolean {
+    return this.#begun.size > 0;
+  }
+
+  /** The bot stopped cleanly: the next start is no recovery (see {@link UNDER_WAY}). */
+  async stopped(): Promise<void> {
+    await this.#store?.delete(UNDER_WAY).catch(() => {});
+  }
+
+  /**
+   * After a crash, a run the start took up again (`again`) has its first attempt counted before
+   * it begins; undefined (nothing to wait for) otherwise, and on the hot path.
+   */
+  begins(
+    run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
+    again: boolean,
+  ): Promise<void> | undefined {
+    if (!this.#recovering || !again) return undefined;
+    const key = this.#keyOf(run);
+    if (key === undefined || this.#begun.has(key)) return undefined;
+    return this.#store!.get(key)
+      .then(async (value) => {
+        const count = countOf(value);
+        this.#begun.set(key, count?.n ?? 0);
+        await this.#store!.set(key, { ...count, n: (count?.n ?? 0) + 1 }, { ttlMs: KEPT_MS });
+        await this.#commit();
+      })
+      .catch(() => {});
+  }
+
+  /** `run`'s attempt ended without failing (handled, or its question kept): a count {@link begins} made goes. */
+  ran(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): void {
+    if (this.#begun.size === 0) return;
+    const key = this.#keyOf(run);
+    if (key === undefined || !this.#begun.delete(key)) return;
+    void this.#store!.delete(key).catch(() => {});
   }
 
   /** Some counts read at start ran out, and their runs have not come yet. */
@@ -120,6 +184,9 @@ export class FailedAttempts {
   async before(run: FailedRun): Promise<number> {
     const key = this.#keyOf(run);
     if (key === undefined) return 0;
+    // Counted as it began (see `begins`): the attempts before it.
+    const begun = this.#begun.get(key);
+    if (begun !== undefined) return begun;
     return countOf(await this.#store!.get(key).catch(() => undefined))?.n ?? 0;
   }
 
@@ -144,6 +211,7 @@ export class FailedAttempts {
   /** `run`'s message is done with (handled, or kept as a dead letter): its count goes. */
   async done(run: FailedRun): Promise<void> {
     const key = this.#keyOf(run);
+    if (key !== undefined) this.#begun.delete(key);
     if (key !== undefined) await this.#store!.delete(key).catch(() => {});
   }
 }

@@ -56,15 +56,17 @@ export function jobRunner(
       }
     };
     let last = effectsOf(letter !== undefined || resumed);
+    const counted = { event: occurrence, source: "job" as const, letter };
     // Its attempts ran out before this start (failed-attempts.ts): kept as a dead letter, not run.
-    const ranOut = failures.countsRanOut
-      ? failures.ranOutRun({ event: occurrence, source: "job", letter })
-      : undefined;
+    const ranOut = failures.countsRanOut ? failures.ranOutRun(counted) : undefined;
     try {
       if (ranOut) throw ranOut;
+      // An occurrence under way at a crash: its first attempt here is counted (failed-attempts.ts).
+      await failures.begins(counted, resumed);
       // Bounded by the handler timeout as its later attempts are (handler-failures.ts).
       const first = last;
       await withinAttemptTime(o, { event: occurrence }, 1, signal, (s) => run(s, first));
+      failures.ran(counted);
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {

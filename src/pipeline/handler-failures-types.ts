@@ -73,4 +73,11 @@ export interface Settles {
   readonly countsRanOut: boolean;
   /** Set when `run`'s attempts ran out before this start: it is settled with this instead of running. */
   ranOutRun(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): Error | undefined;
+  /** After a crash, a run taken up again (`again`) has its first attempt counted before it begins. */
+  begins(
+    run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
+    again: boolean,
+  ): Promise<void> | undefined;
+  /** `run`'s attempt ended without failing: the count `begins` made goes. */
+  ran(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): void;
 }

@@ -44,6 +44,16 @@ import { cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut
 import { StoreWaits } from "./store-waits.ts";
 
 export { jobRunner } from "./handler-failures-jobs.ts";
+
+/** A message's run or a dialog's, as its attempts are counted. */
+function countedAs(incoming: Incoming): Pick<FailedRun, "event" | "source" | "dialog" | "letter"> {
+  const { event, letter, dialog } = incoming;
+  return { event, letter, dialog: dialog as unknown as JsonValue, source: sourceOf(incoming) };
+}
+
+/** Said at a start that follows no clean stop of the bot (failed-attempts.ts). */
+export const RECOVERING_LINE =
+  "the bot's last run did not stop cleanly (a crash or a kill): the runs taken up again are counted as they begin, so that one that brings the process down each time is kept as a dead letter once its attempts ran out";
 export {
   outageOf,
   STORE_OUTAGE_LINE,
@@ -105,9 +115,44 @@ export class HandlerFailures {
     this.#stopping = new AbortController();
   }
 
-  /** At a start: read the attempts counted before it (failed-attempts.ts). */
-  loadCounts(): Promise<void> {
-    return this.#tally.load(this.#o.retries.attempts);
+  /** At a start: read the attempts counted before it (failed-attempts.ts); true when it follows a crash. */
+  async loadCounts(): Promise<boolean> {
+    const recovering = await this.#tally.load(this.#o.retries.attempts);
+    if (recovering) this.#o.log.info(RECOVERING_LINE);
+    return recovering;
+  }
+
+  /** The bot stopped cleanly: its next start is no recovery from a crash (failed-attempts.ts). */
+  stoppedCleanly(): Promise<void> {
+    return this.#tally.stopped();
+  }
+
+  /** After a crash, a run taken up again has its first attempt counted before it begins (failed-attempts.ts). */
+  begins(
+    run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
+    again: boolean,
+  ): Promise<void> | undefined {
+    return this.#tally.begins(run, again);
+  }
+
+  /** `run`'s attempt ended without failing: the count {@link begins} made goes. */
+  ran(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): void {
+    this.#tally.ran(run);
+  }
+
+  /** The start followed a crash (see {@link begins}). */
+  get recovering(): boolean {
+    return this.#tally.recovering;
+  }
+
+  /** {@link begins} for a message's run or a dialog's: counted when the start took it up again. */
+  beginsAgain(incoming: Incoming): Promise<void> | undefined {
+    return this.begins(countedAs(incoming), incoming.replayed || incoming.dialog !== undefined);
+  }
+
+  /** {@link ran} for a message's run or a dialog's (nothing to do, and no allocation, unless one was counted). */
+  ranAgain(incoming: Incoming): void {
+    if (this.#tally.counting) this.ran(countedAs(incoming));
   }
 
   /** Some counts read at start ran out, not yet taken by their runs ({@link ranOut}). */
@@ -120,11 +165,10 @@ export class HandlerFailures {
    * this ({@link settle}), which keeps it as a dead letter.
    */
   ranOut(incoming: Incoming): AttemptsRanOut | undefined {
-    const { event, letter, dialog } = incoming;
-    const source = sourceOf(incoming);
+    const run = countedAs(incoming);
     // Only a run the start took up again can have run out: a message caught up, a dialog's run.
-    if (source !== "catch-up" && dialog === undefined) return undefined;
-    return this.ranOutRun({ event, letter, dialog: dialog as unknown as JsonValue, source });
+    if (run.source !== "catch-up" && run.dialog === undefined) return undefined;
+    return this.ranOutRun(run);
   }
 
   /** {@link ranOut} for a run given as the failure stage takes it (a cron job's occurrence). */

@@ -74,10 +74,16 @@ export class HandlerRuns {
    * With `incoming.dialog`, the run replays that dialog's log (the dialog engine decided so).
    */
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
-    // Its attempts ran out before this start (failed-attempts.ts): kept as a dead letter, not run.
+    // Out of attempts before this start: a dead letter, not run; or counted as it begins (failed-attempts.ts).
     const ranOut = this.#o.failures.countsRanOut ? this.#o.failures.ranOut(incoming) : undefined;
     if (ranOut !== undefined)
       return this.#afterFailure(incoming, ranOut, control, undefined, new OpenProgresses());
+    const counted = this.#o.failures.recovering ? this.#o.failures.beginsAgain(incoming) : undefined;
+    return counted ? counted.then(() => this.#run(control, incoming)) : this.#run(control, incoming);
+  };
+
+  /** {@link run}, past the checks of the attempts counted before this start. */
+  readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const rerun = incoming.replayed || incoming.letter !== undefined;
     const effects = this.#effectsOf(incoming, rerun);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
@@ -374,6 +380,7 @@ export class HandlerRuns {
 
   /** Stage 5's writes for `incoming`: what its key must wait for, if anything. */
   #effectsHold(incoming: Incoming): Promise<unknown> | undefined {
+    this.#o.failures.ranAgain(incoming);
     if (incoming.letter) return this.#letterDone(incoming, incoming.letter);
     return incoming.dialog ? undefined : this.#finishEvent(incoming.event);
   }

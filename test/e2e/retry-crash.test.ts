@@ -1,26 +1,7 @@
-/**
- * A handler that keeps failing, its daemon killed in the pause between two attempts (a crash
- * point right after the failed attempt's count was kept), or after its last attempt failed and
- * before its dead letter was kept: the message is caught up at the next start (a cron job's
- * occurrence under way runs again, a dialog runs its answer again from its log), and its attempts
- * go on from the count, so that the handler runs `retries.attempts` times in all (not once more
- * when they ran out: before, the start ran it a fifth time), then the message is kept as a dead
- * letter once. On the file store, and on Redis when one answers (else skipped with one line).
- */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CliProcess, spawnCli } from "../support/cli.ts";
-import { crashBackends } from "../support/crash-backends.ts";
-import {
-  botEmail,
-  botSaid,
-  orgWithBots,
-  sayToBot,
-  startE2eSandbox,
-  useE2eCleanup,
-} from "../support/e2e-daemon.ts";
+import type { CliProcess } from "../support/cli.ts";
+import { crashBackends, crashProject, jobSoon } from "../support/crash-backends.ts";
+import { botSaid, orgWithBots, sayToBot, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
 
@@ -38,18 +19,8 @@ const BOT = `export default { events: ["message"], setup(bot) {
   });
 } };\n`;
 
-/** A daily job due a few seconds after the first start (its cron kept in a file for the restart), failing every time. */
-const jobBot = (cronFile: string) => `import { existsSync, readFileSync, writeFileSync } from "node:fs";
-export default { setup(bot) {
-  if (!existsSync(${JSON.stringify(cronFile)})) {
-    const at = new Date(Date.now() + 3000);
-    writeFileSync(${JSON.stringify(cronFile)}, at.getUTCSeconds() + " " + at.getUTCMinutes() + " " + at.getUTCHours() + " * * *");
-  }
-  bot.cron(readFileSync(${JSON.stringify(cronFile)}, "utf8"), { id: "boom-job" }, async (ctx) => {
-    ctx.log.info("boom handler ran");
-    throw new Error("boom failed");
-  });
-} };\n`;
+/** A daily job's handler that fails every time. */
+const JOB_FAILS = `ctx.log.info("boom handler ran"); throw new Error("boom failed");`;
 
 const runs = (daemon: CliProcess) => daemon.logs().filter((l) => l.msg === "boom handler ran").length;
 const letters = (daemon: CliProcess) =>
@@ -78,21 +49,10 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     },
     async (_what, kind, point) => {
       const sandbox = await startE2eSandbox(orgWithBots(1));
-      const dir = await mkdtemp(path.join(tmpdir(), "bothost-retry-crash-"));
-      await writeFile(path.join(dir, "bot.mjs"), kind === "job" ? jobBot(path.join(dir, "cron")) : BOT);
-      const file = path.join(dir, "bothost.yaml");
-      const yaml = [
-        `server:\n  url: ${sandbox.url}`,
-        backendFor(dir).yaml,
-        "log:\n  level: info\n  pretty: false",
-        "bots:",
-        `  b:\n    module: ./bot.mjs\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
-        "    retries: { attempts: 4, backoff: 200ms, max_backoff: 200ms }",
-      ];
-      await writeFile(file, `${yaml.join("\n")}\n`);
-      const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
+      const bot = kind === "job" ? (dir: string) => jobSoon(dir, "boom-job", JOB_FAILS) : () => BOT;
+      const project = await crashProject(sandbox, backendFor, bot, 4);
       const start = async (more: Record<string, string> = {}) => {
-        const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
+        const daemon = project.spawn(more);
         await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
         return daemon;
       };

@@ -3,11 +3,16 @@
  * opened directly: the file store, and Redis when one answers (else one line says the Redis case
  * is skipped). Each Redis case gets its own key prefix, dropped after the file's tests.
  */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
+import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
+import { type CliProcess, spawnCli } from "./cli.ts";
+import { botEmail } from "./e2e-daemon.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./redis.ts";
 
 /** Where a test's state lives: the config's `state:` lines, and the store opened directly. */
@@ -48,4 +53,49 @@ export async function crashBackends(label: string): Promise<Array<[string, (dir:
     for (const prefix of prefixes) await dropPrefix(prefix);
   });
   return backends;
+}
+
+/**
+ * A project in a new folder for a crash test: `bot(dir)` as `./bot.mjs`, one bot `b` on the
+ * sandbox's first bot account, on `backend`, failing runs retried `attempts` times 200 ms apart.
+ * `spawn` starts `bothost run` on it (`more`: environment variables, such as crash points).
+ */
+export async function crashProject(
+  sandbox: Sandbox,
+  backend: (dir: string) => Backend,
+  bot: (dir: string) => string,
+  attempts: number,
+): Promise<{ spawn(more?: Record<string, string>): CliProcess }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-crash-"));
+  await writeFile(path.join(dir, "bot.mjs"), bot(dir));
+  const file = path.join(dir, "bothost.yaml");
+  const yaml = [
+    `server:\n  url: ${sandbox.url}`,
+    backend(dir).yaml,
+    "log:\n  level: info\n  pretty: false",
+    "bots:",
+    `  b:\n    module: ./bot.mjs\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
+    `    retries: { attempts: ${attempts}, backoff: 200ms, max_backoff: 200ms }`,
+  ];
+  await writeFile(file, `${yaml.join("\n")}\n`);
+  const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
+  return { spawn: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }) };
+}
+
+/**
+ * A bot module whose cron job `id` runs `body` (the handler's statements, `ctx` in scope) once a
+ * day, first a few seconds after the bot's first start in `dir` (the cron kept in a file there for
+ * the restarts); `more`: statements added to its setup.
+ */
+export function jobSoon(dir: string, id: string, body: string, more = ""): string {
+  const cronFile = JSON.stringify(path.join(dir, "cron"));
+  return `import { existsSync, readFileSync, writeFileSync } from "node:fs";
+export default { events: ["message"], setup(bot) {
+  if (!existsSync(${cronFile})) {
+    const at = new Date(Date.now() + 3000);
+    writeFileSync(${cronFile}, at.getUTCSeconds() + " " + at.getUTCMinutes() + " " + at.getUTCHours() + " * * *");
+  }
+  bot.cron(readFileSync(${cronFile}, "utf8"), { id: ${JSON.stringify(id)} }, async (ctx) => { ${body} });
+  ${more}
+} };\n`;
 }
