@@ -52,6 +52,9 @@ export const WAITING = "Your questions are waiting in our direct messages.";
 export const expired = (day: string) =>
   `Your standup questions of ${day} had no answer: no standup from you that day.`;
 
+/** `standup skip [reason]` (any case), said as an answer while the questions wait: the day is skipped. */
+const SKIP_SAID = /^standup\s+skip(?:\s+([\s\S]*\S))?\s*$/i;
+
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
 const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
 
@@ -199,11 +202,24 @@ export default defineBot({
       const began = started ? day(ctx.event.message.timestamp * 1_000) : today(ctx);
       if (await done("start", started ? undefined : began)) return;
       const answers: string[] = [];
+      // Skips the set's day (after midnight, the day it began), as the cancel word or the command does.
+      const skip = (reason = "") => {
+        const on = began === today(ctx) ? "today" : began;
+        return close(ctx, "skipped", `**${ctx.sender.name}** skips ${on}${reason}.`, began);
+      };
       try {
         for (const [i, q] of QUESTIONS.entries()) {
           if (i > 0 && (await done(`question ${i + 1}`, began))) return;
           const cancel = { word: "skip", reply: "Skipped for today." };
-          answers.push(`* ${q} ${(await ctx.prompt(q, { timeout: s.wait, cancel })).text}`);
+          const { text } = await ctx.prompt(q, { timeout: s.wait, cancel });
+          // `standup skip [reason]` said here while a question waits is the command, not an answer.
+          const skipSaid = SKIP_SAID.exec(text.trim());
+          if (skipSaid) {
+            if (await done("end", began)) return;
+            await skip(skipSaid[1] ? `: ${skipSaid[1]}` : "");
+            return ctx.reply("Skipped for today.");
+          }
+          answers.push(`* ${q} ${text}`);
         }
       } catch (err) {
         if (!(err instanceof PromptError)) throw err;
@@ -212,10 +228,7 @@ export default defineBot({
         // The set's day done meanwhile in another conversation: nothing left to skip or to miss.
         if (await doneAt(ctx, "end", began)) return;
         // Skipped after midnight: the set's day is skipped, not the new one (asked at its set time).
-        if (err.code === "PROMPT_CANCELLED") {
-          const on = began === today(ctx) ? "today" : began;
-          return close(ctx, "skipped", `**${ctx.sender.name}** skips ${on}.`, began);
-        }
+        if (err.code === "PROMPT_CANCELLED") return skip();
         // An earlier day's set whose wait passed while the daemon was down (or after midnight):
         // about that day, and nothing when they answered or skipped it in another conversation.
         if (began !== today(ctx))
