@@ -81,13 +81,16 @@ export default defineBot({
         return ctx.reply(
           `Ask in a channel topic the members of ${s.group} read: they cannot see our direct messages.`,
         );
+      // The wait it is asked with, kept in the dialog's log: a reload that changes `timeout` while
+      // it waits leaves its deadline as it was, and its expiry tells this one.
+      const timeout = await ctx.external("timeout", async () => s.timeout);
       const decision = await ctx
         .prompt(`**${ctx.sender.name}** asks to deploy **${what}**. A member of ${s.group} decides:`, {
           id: "decision",
           from: { group: s.group },
           except: [ctx.sender.id],
           choices: { approve: "check", reject: "cross_mark" },
-          timeout: s.timeout,
+          timeout,
           // The requester's word: the prompt says the reply (once) and rejects with PROMPT_CANCELLED.
           cancel: { word: "withdraw", reply: `Deploy of ${what} withdrawn by its requester.` },
         })
@@ -95,7 +98,7 @@ export default defineBot({
           if (!(err instanceof PromptError)) throw err;
           // Withdrawn: the prompt said so. Else the requester is told how the request ended undecided.
           if (err.code === "PROMPT_CANCELLED") return { ended: undefined };
-          const ended = undecided(err.code, what, s.timeout);
+          const ended = undecided(err.code, what, timeout);
           if (ended === undefined) throw err;
           return { ended };
         });
