@@ -59,6 +59,8 @@ export default defineBot({
     webhook_url: z
       .url({ protocol: /^https?$/ })
       .refine((u) => {
+        // A text that is no URL is reported by z.url() above; zod runs this check all the same.
+        if (!URL.canParse(u)) return true;
         const url = new URL(u);
         return url.username === "" && url.password === "";
       }, "must not hold a user or password (fetch refuses such a URL): authenticate with webhook_secret")
