@@ -6,6 +6,7 @@ import { issuesToProblems } from "../config/zod-problems.ts";
 import { suggest } from "../errors/did-you-mean.ts";
 import { shapeOf } from "../errors/schema-keys.ts";
 import { walkSchema } from "../errors/schema-walk.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
 /**
@@ -35,8 +36,13 @@ export async function validateBotSettings<D extends BotDefinition>(
     ]);
   }
   const input = rawSettings ?? {};
-  // safeParse throws on schemas with async refinements; those need safeParseAsync.
-  const result = schema.safeParseAsync ? await schema.safeParseAsync(input) : schema.safeParse(input);
+  let result: Awaited<ReturnType<typeof schema.safeParse>>;
+  try {
+    // safeParse throws on schemas with async refinements; those need safeParseAsync.
+    result = schema.safeParseAsync ? await schema.safeParseAsync(input) : schema.safeParse(input);
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID", [source.problem(at, threwWords(err, input, at), "key")]);
+  }
   const unknown = unknownSettings(schema, input, at, source);
   if (result.success && unknown.length === 0) return result.data as SettingsOf<D["settings"]>;
   const issues = (result.error?.issues ?? []) as Parameters<typeof issuesToProblems>[0];
@@ -47,6 +53,20 @@ export async function validateBotSettings<D extends BotDefinition>(
     message: redact(p.message, secrets),
   }));
   throw new ConfigError("CONFIG_INVALID", problems);
+}
+
+/**
+ * What the module's settings schema threw while checking `input` (a refinement or transform of its
+ * own that does not expect a value the checks before it refused): what and where in the bot's
+ * code, without a stack trace, and no secret among the settings.
+ */
+function threwWords(err: unknown, input: unknown, at: ConfigPath): string {
+  const where = whereThrown(err);
+  const what = redact(
+    err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    secretStrings(input, at),
+  );
+  return `could not be checked: the bot's settings schema threw ${what}${where ? ` at ${where}` : ""} (a check of its own that a value here makes throw: fix the value, or the schema)`;
 }
 
 // Strings under secret-looking keys (token, api_key, password…), to keep them out of messages
