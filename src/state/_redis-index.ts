@@ -10,6 +10,7 @@
  * A store written before the index existed is indexed once, by one SCAN, when a store is opened
  * and `<prefix>#indexed` is absent (docs/operations/upgrading.md).
  */
+import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 
 /** Lua: `bothostIndexSet(key, ttl)` (ttl in ms, '' for none, 'keep' to leave it) and `bothostIndexDel(key)`. */
@@ -126,8 +127,9 @@ export interface LostDataLog {
 
 /**
  * Index a store's keys once ({@link indexOnce}), then watch for Redis losing them: answering
- * again after an outage without `<prefix>#indexed`, it restarted without persistence or was
- * flushed. Nothing else would tell: each bot's lease is taken again and the bot starts as on a
+ * again after an outage without `<prefix>#indexed`, or with another `<prefix>#life` than this
+ * store saw (the first instance back made the marker again), it restarted without persistence or
+ * was flushed. Nothing else would tell: each bot's lease is taken again and the bot starts as on a
  * new store (but for what its instance kept in memory). One line says so, and the index is made
  * again (so a next loss is told too).
  */
@@ -139,16 +141,27 @@ export async function openIndex(
 ): Promise<void> {
   await indexOnce(client, prefix, log);
   if (log === undefined) return;
+  // The keys' life, a random id written once on a Redis without it: the `#indexed` marker alone
+  // is made again by the first instance back after a loss, and the others would find it there.
+  const life = `${prefix}#life`;
+  const seen = async () => {
+    await client.set(life, randomBytes(8).toString("hex"), "NX");
+    return client.get(life);
+  };
+  let known = await seen();
   // Every `ready` from now on is a reconnection.
   client.on("ready", () => {
     void (async () => {
-      if ((await client.exists(`${prefix}#indexed`)) === 1) return;
+      const now = await client.get(life);
+      const indexed = (await client.exists(`${prefix}#indexed`)) === 1;
+      if (indexed && now !== null && now === known) return;
+      known = await seen();
       const line = log.error?.bind(log) ?? log.warn.bind(log);
       line(
         { redis: where, prefix },
         "Redis came back without bothost's keys (restarted without persistence, or flushed): a bot this instance ran goes on from where it was here (the other instances leave it to this one for a lease ttl), one whose instance is gone too starts over from the newest message (what was sent meanwhile is not handled); open dialogs, dead letters, recorded effects and ctx.state are gone. Run Redis with appendonly yes",
       );
-      await indexOnce(client, prefix, log);
+      if (!indexed) await indexOnce(client, prefix, log);
     })().catch(() => {}); // Redis lost again: the next reconnection checks again
   });
 }
