@@ -71,8 +71,14 @@ export function externalOf(turn: { external: Turned } | undefined, run: EffectRu
     run === undefined
       ? async (name, fn) => inHand(jsonResult(name, await fn()))
       : async (name, fn) => {
-          const act = async () => jsonResult(name, await fn());
-          return inHand(await externalsOf(run).once(`external:${name}`, { act, durable: true }));
+          let called = false;
+          const act = async () => {
+            called = true;
+            return jsonResult(name, await fn());
+          };
+          const result = await externalsOf(run).once(`external:${name}`, { act, durable: true });
+          // Found in the records (a run again after a crash): no call was made here.
+          return called ? inHand(result) : result;
         };
   if (turn === undefined) return made;
   const kept = run && (() => externalsOf(run).skip());
