@@ -48,5 +48,18 @@ describe.skipIf(!available)("a bot this instance ran, on standby now", () => {
     expect(dialogs).toEqual([{ bot: "b0", dialogs: [], elsewhere: true, leaseHolder: "elsewhere" }]);
     const metrics = await (await fetch(`${instance.url}/metrics`)).text();
     expect(metrics).toContain('bothost_dialogs_waiting{bot="b0"} 0');
+    // An end asked here (of any dialog id: none is looked up) names the instance running the bot,
+    // and that it may be gone.
+    const ended = await fetch(`${instance.url}/admin/dialogs/b0/1/end`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(ended.status).toBe(409);
+    expect(await ended.json()).toEqual({
+      code: "BOT_NOT_HERE",
+      error:
+        'bot "b0" runs on instance elsewhere: end its dialog there (should that instance be gone, an instance takes the bot once its lease expires: end it there then)',
+    });
   }, 60_000);
 });
