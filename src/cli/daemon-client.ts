@@ -49,7 +49,8 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
     },
   ];
   const listen = view.http ? parseListenAddress(view.http.listen) : undefined;
-  if (listen) {
+  // Port 0: the daemon took a free port at its start, which this config does not say.
+  if (listen && listen.port !== 0) {
     const host = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
     const token = view.http?.admin_token;
     const base = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
@@ -117,9 +118,11 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
       `no daemon answers: ${tried.join("; ")}. Is it running with this config?` +
         (view.problems.length > 0
           ? ` http: was not tried, as it has problems:\n${formatProblems(view.problems)}`
-          : listen
-            ? ""
-            : " (A daemon on another machine is reached through its http.listen, which this config has no http: for.)"),
+          : listen?.port === 0
+            ? " (http.listen has port 0: the daemon's HTTP port is chosen at its start, so only its admin socket is tried.)"
+            : listen
+              ? ""
+              : " (A daemon on another machine is reached through its http.listen, which this config has no http: for.)"),
     );
   }
 

@@ -202,6 +202,14 @@ describe("a daemon started from a config with no http:", () => {
       `no daemon answers: the admin socket ${socket}: connection refused. Is it running with this config? (A daemon on another machine is reached through its http.listen, which this config has no http: for.) [DAEMON_UNREACHABLE]`,
     );
     expect(hasStackTrace(down.stderr)).toBe(false);
+    // With http.listen on port 0, the daemon's port is not in the config: no http://…:0 is tried.
+    await writeFile(file, `${configText()}http:\n  listen: 127.0.0.1:0\n`);
+    const anyPort = await cli("status");
+    expect(anyPort.code).toBe(1);
+    expect(anyPort.stderr).toContain(
+      `no daemon answers: the admin socket ${socket}: connection refused. Is it running with this config? (http.listen has port 0: the daemon's HTTP port is chosen at its start, so only its admin socket is tried.) [DAEMON_UNREACHABLE]`,
+    );
+    await writeFile(file, configText());
 
     const second = startRun();
     await second.waitForLog((l) => l.msg === "daemon started");
