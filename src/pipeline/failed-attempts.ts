@@ -19,8 +19,9 @@
  * a crash: the key {@link UNDER_WAY} written at each start is still there), and only for the runs
  * that start takes up again (a message caught up, a dialog's run from its log, a job's occurrence
  * under way). A handler that kills the process (out of memory, a native crash, `process.exit`)
- * then brings it down at most `retries.attempts` times before its run is kept as a dead letter,
- * instead of at every start. A run still under way at each of those kills is counted alike.
+ * then brings it down at most `retries.attempts` + 1 times (its first run, before any kill, is
+ * not counted) before its run is kept as a dead letter, instead of at every start. A run still
+ * under way at each of those kills is counted alike.
  */
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";

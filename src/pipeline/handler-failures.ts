@@ -145,9 +145,13 @@ export class HandlerFailures {
     return this.#tally.recovering;
   }
 
-  /** {@link begins} for a message's run or a dialog's: counted when the start took it up again. */
+  /**
+   * {@link begins} for a message's run or a dialog's: counted when the start took it up again (a
+   * message caught up, a dialog read at start or its answer caught up), not for live traffic.
+   */
   beginsAgain(incoming: Incoming): Promise<void> | undefined {
-    return this.begins(countedAs(incoming), incoming.replayed || incoming.dialog !== undefined);
+    const run = countedAs(incoming);
+    return this.begins(run, run.source === "catch-up");
   }
 
   /** {@link ran} for a message's run or a dialog's (nothing to do, and no allocation, unless one was counted). */
