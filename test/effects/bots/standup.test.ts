@@ -519,3 +519,35 @@ test("a group that does not exist is said at start, at the set time and in the r
   expect(report.content).toBe("Standup 2026-11-30:\n(no user group is named enginering)");
   expect(bot.dialogs()).toEqual([]);
 });
+
+// `standup skip [reason]` said in the direct message where the questions wait skips the day
+// (shipped-bots.md), rather than being filed as the answer to the question waiting there.
+test("standup skip [reason] said where the questions wait skips the day", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  const topic = () =>
+    bot
+      .replies()
+      .filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30")
+      .map((m) => m.content);
+  await clock.advance(60_000);
+  await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+
+  // At the first question, with a reason; at the second, without one.
+  expect((await bot.ask(MEL, dm("standup skip sick today"))).content).toBe("Skipped for today.");
+  expect((await bot.ask(DEE, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  expect((await bot.ask(DEE, dm("Standup Skip"))).content).toBe("Skipped for today.");
+
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  expect(topic()).toEqual(["**Mel Member** skips today: sick today.", "**Dee Dev** skips today."]);
+  expect(toward(MEL)).toEqual([QUESTIONS[0], "Skipped for today."]);
+  expect(toward(DEE)).toEqual([QUESTIONS[0], QUESTIONS[1], "Skipped for today."]);
+  const report = await bot.ask(OWNER, dm("standup report"));
+  expect(report.content).toBe("Standup 2026-11-30:\n* Mel Member: skipped\n* Dee Dev: skipped");
+  // Skipped: nothing more is asked.
+  expect((await bot.ask(MEL, dm("standup"))).content).toBe("You are done for today.");
+});
