@@ -52,6 +52,13 @@ const towardOf = (bot: TestBot, sandbox: Sandbox) => (email: string) => {
     .map((m) => m.content);
 };
 
+/** What the bot posted to the topic of Monday 30 November, oldest first. */
+const dayTopic = (bot: TestBot) =>
+  bot
+    .replies()
+    .filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30")
+    .map((m) => m.content);
+
 test("asks the group at 09:30, posts each person's answers to the day's topic, through a crash", async ({
   runBot,
   sandbox,
@@ -59,11 +66,7 @@ test("asks the group at 09:30, posts each person's answers to the day's topic, t
 }) => {
   const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
   const toward = towardOf(bot, sandbox);
-  const topic = () =>
-    bot
-      .replies()
-      .filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30")
-      .map((m) => m.content);
+  const topic = () => dayTopic(bot);
 
   await clock.advance(60_000);
   await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
@@ -529,11 +532,7 @@ test("standup skip [reason] said where the questions wait skips the day", async 
 }) => {
   const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
   const toward = towardOf(bot, sandbox);
-  const topic = () =>
-    bot
-      .replies()
-      .filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30")
-      .map((m) => m.content);
+  const topic = () => dayTopic(bot);
   await clock.advance(60_000);
   await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
 
