@@ -1,7 +1,9 @@
 /**
  * A backtest judges each message by when it was sent: `ctx.now()` in its handlers is the
  * message's time (moving on while they run), not the time the backtest runs. The sandbox's clock
- * is set to a past night and morning; the bot's rule depends on the hour.
+ * is set to a past night and morning; the bot's rule depends on the hour. The account's call
+ * budget counts real calls in real time, so a handler that paces its calls by it (`ctx.progress`)
+ * is not held back by the distance between the two clocks.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -21,14 +23,8 @@ const NIGHT = Date.parse("2026-01-05T03:30:00Z");
 let sandbox: Sandbox | undefined;
 let dir: string | undefined;
 
-afterEach(async () => {
-  await sandbox?.stop();
-  sandbox = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
-
-it("runs each message's handlers at the message's time", async () => {
+/** A sandbox whose clock reads a night of the past, `BOT` in #general, and a config for `module`. */
+async function nightProject(module: string) {
   const started = Date.now();
   sandbox = await startSandbox({ clock: { now: () => NIGHT + (Date.now() - started) } });
   const { control } = sandbox;
@@ -39,18 +35,31 @@ it("runs each message's handlers at the message's time", async () => {
     owner: MEMBER,
     channels: ["general"],
   });
-  const night = control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "up late" });
-  control.advanceClock(6 * 3_600_000);
-  const morning = control.sendAs(MEMBER, {
-    type: "stream",
-    to: "general",
-    topic: "t",
-    content: "good morning",
-  });
-
   dir = await mkdtemp(join(tmpdir(), "bothost-backtest-time-"));
+  await writeFile(join(dir, "bot.mjs"), module);
+  const file = join(dir, "bothost.yaml");
+  const apiKey = control.apiKeyOf(BOT);
   await writeFile(
-    join(dir, "night.mjs"),
+    file,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${join(dir, "state")}\nbots:\n  night:\n` +
+      `    module: ${join(dir, "bot.mjs")}\n    email: ${BOT}\n    api_key: ${apiKey}\n`,
+  );
+  const { config, source } = await loadConfigWithSource(file);
+  const [loaded] = await loadBots(config, source);
+  const run = () =>
+    backtest({ bot: loaded!, url: sandbox!.url, apiKey, range: { narrows: [[]], limit: 100 } });
+  return { control, run };
+}
+
+afterEach(async () => {
+  await sandbox?.stop();
+  sandbox = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+it("runs each message's handlers at the message's time", async () => {
+  const { control, run } = await nightProject(
     [
       "export default { setup(bot) { bot.on('message', async (ctx) => {",
       "  const at = new Date(ctx.now());",
@@ -61,21 +70,15 @@ it("runs each message's handlers at the message's time", async () => {
       "}); } };",
     ].join("\n"),
   );
-  const file = join(dir, "bothost.yaml");
-  const apiKey = control.apiKeyOf(BOT);
-  await writeFile(
-    file,
-    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${join(dir, "state")}\nbots:\n  night:\n` +
-      `    module: ${join(dir, "night.mjs")}\n    email: ${BOT}\n    api_key: ${apiKey}\n`,
-  );
-  const { config, source } = await loadConfigWithSource(file);
-  const [loaded] = await loadBots(config, source);
-  const report = await backtest({
-    bot: loaded!,
-    url: sandbox.url,
-    apiKey,
-    range: { narrows: [[]], limit: 100 },
+  const night = control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "up late" });
+  control.advanceClock(6 * 3_600_000);
+  const morning = control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "good morning",
   });
+  const report = await run();
 
   expect(report.scanned).toBe(2);
   expect(report.findings.map((f) => [f.id, f.rules])).toEqual([[night.id, ["night"]]]);
@@ -85,4 +88,28 @@ it("runs each message's handlers at the message's time", async () => {
   const at = Date.parse(/sent at night: ([^"\\]+)/.exec(said)?.[1] ?? "");
   expect(at - NIGHT).toBeGreaterThanOrEqual(-1_000);
   expect(at - NIGHT).toBeLessThan(60_000);
+});
+
+it("paces a progress's edits by the account's real calls, not by the message's time", {
+  timeout: 30_000,
+}, async () => {
+  const { control, run } = await nightProject(
+    [
+      "export default { setup(bot) { bot.on('message', async (ctx) => {",
+      "  const progress = await ctx.progress('Working…');",
+      "  progress.append('first part, ');",
+      "  progress.append('second part');",
+      "  await progress.done();",
+      "}); } };",
+    ].join("\n"),
+  );
+  const asked = control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "go" });
+  // Months before the test runs, as a backtest's messages are: before, the progress's edits waited
+  // until the message's time caught up with the calls the budget had seen (hours here).
+  const report = await run();
+  expect(report.findings.map((f) => f.id)).toEqual([asked.id]);
+  const calls = report.findings[0]!.actions.map((a) => `${a.call.method} ${a.call.path}`);
+  expect(calls[0]).toBe("POST /messages");
+  const edits = report.findings[0]!.actions.filter((a) => a.call.method === "PATCH");
+  expect(JSON.stringify(edits.at(-1)?.call.params)).toContain("first part, second part");
 });

@@ -3,10 +3,12 @@
  * else it does (200 calls a minute, 2,000 an hour on the real server), so the pause between two
  * edits of one message grows as the budget's free share shrinks, and an edit waits while the
  * budget would hold the call: it never queues in front of the bot's replies, never meets a 429.
+ *
+ * Pacing reads the budget's own clock, the one the client counts its calls by: a bot whose clock
+ * reads another time (a backtest runs each message at the message's time) paces by its real calls.
  */
 import type { RateBucket } from "../../api/rate-budget.ts";
 import { sleep } from "../../api/sleep.ts";
-import type { Clock } from "../../time/clock.ts";
 
 /** The shortest pause between two edits of one message. */
 export const MIN_EDIT_INTERVAL_MS = 1_000;
@@ -36,14 +38,14 @@ export function enlist(bucket: RateBucket, progress: object): { end(): void } {
  * account, each gets its share of half the minute's calls: 100 of them on the server's 200 a
  * minute edit once every 60 s each, which keeps calls free for their final edits.
  */
-export function editInterval(bucket: RateBucket, base: number, now: number): number {
+export function editInterval(bucket: RateBucket, base: number): number {
   const fair = ((active.get(bucket)?.size ?? 1) * 60_000) / (bucket.limits.perMinute * EDIT_SHARE);
-  return Math.min(MAX_EDIT_INTERVAL_MS * 2, Math.max(stretchedInterval(bucket, base, now), Math.round(fair)));
+  return Math.min(MAX_EDIT_INTERVAL_MS * 2, Math.max(stretchedInterval(bucket, base), Math.round(fair)));
 }
 
 /** {@link editInterval} by the budget alone, not shared: for a progress's final edits. */
-export function stretchedInterval(bucket: RateBucket, base: number, now: number): number {
-  const snap = bucket.snapshot(now);
+export function stretchedInterval(bucket: RateBucket, base: number): number {
+  const snap = bucket.snapshot();
   const minuteShare = Math.max(0, snap.perMinute - snap.usedMinute) / snap.perMinute;
   const hourShare = snap.remainingHour / Math.max(1, snap.perHour);
   const share = Math.min(minuteShare, hourShare);
@@ -60,10 +62,6 @@ const RESERVE_SHARE = 0.1;
 /** While within the reserve, an edit waits and looks again after this long. */
 export const RESERVE_RECHECK_MS = 5_000;
 
-/**
- * The earliest time an edit may start: after `interval` since the last edit, when the budget
- * allows a call, and not while the calls left in the minute or the hour are within the reserve.
- */
 /** Progress calls under way per account budget: counted before the client's limiter sees them. */
 const underWay = new WeakMap<RateBucket, number>();
 /** How often a call held by the reserve looks again. */
@@ -83,17 +81,16 @@ const MAX_UNDER_WAY = 8;
  */
 export async function withinReserve<T>(
   bucket: RateBucket,
-  clock: Clock,
   call: () => Promise<T>,
   signal: AbortSignal,
 ): Promise<T> {
   for (;;) {
-    const snap = bucket.snapshot(clock.now());
+    const snap = bucket.snapshot();
     const busy = underWay.get(bucket) ?? 0;
     const minuteLeft = snap.perMinute - snap.usedMinute - busy;
     const spare = minuteLeft > reserve(snap.perMinute) && snap.remainingHour - busy > reserve(snap.perHour);
     if (spare && busy < MAX_UNDER_WAY) break;
-    await sleep(clock, GATE_RECHECK_MS, signal);
+    await sleep(bucket.clock, GATE_RECHECK_MS, signal);
   }
   underWay.set(bucket, (underWay.get(bucket) ?? 0) + 1);
   try {
@@ -105,7 +102,13 @@ export async function withinReserve<T>(
 
 const reserve = (limit: number) => Math.max(2, Math.ceil(limit * RESERVE_SHARE));
 
-export function nextEditAt(bucket: RateBucket, lastEditAt: number, interval: number, now: number): number {
+/**
+ * The earliest time (by the budget's clock, as `lastEditAt` is) an edit may start: after `interval`
+ * since the last edit, when the budget allows a call, and not while the calls left in the minute
+ * or the hour are within the reserve.
+ */
+export function nextEditAt(bucket: RateBucket, lastEditAt: number, interval: number): number {
+  const now = bucket.clock.now();
   const snap = bucket.snapshot(now);
   const low =
     snap.perMinute - snap.usedMinute <= reserve(snap.perMinute) ||

@@ -7,7 +7,7 @@
  */
 import { sleep } from "../../api/sleep.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
-import { type Clock, timersOf } from "../../time/clock.ts";
+import type { Clock } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
 import type { OpenProgress } from "./open-progresses.ts";
 import { editInterval, enlist, nextEditAt, stretchedInterval } from "./pacing.ts";
@@ -45,6 +45,7 @@ export class Progress implements OpenProgress {
   /** Where in the text the open message's part starts (a re-run: where the earlier run's steps left it). */
   #from: number;
   #state: ShownState;
+  /** When the last edit was made, by the budget's clock ({@link #clock}). */
   #lastEditAt = Number.NEGATIVE_INFINITY;
   #timer: ReturnType<Clock["setTimeout"]> | undefined;
   #pumping: Promise<void> | undefined;
@@ -60,6 +61,7 @@ export class Progress implements OpenProgress {
   #signal: AbortSignal;
   /** Messages the server refused to edit (past its edit time limit by its clock). */
   readonly #frozen = new Set<number>();
+  /** The clock of the account's call budget: edits are paced, and wait, on it. */
   readonly #clock: Clock;
   /** Counted among the account's progresses under way (they share its budget). */
   readonly #enlisted: { end(): void };
@@ -78,7 +80,8 @@ export class Progress implements OpenProgress {
     this.#steps = steps;
     this.#signal = deps.signal;
     this.messageId = state.messages[0]!.id;
-    this.#clock = timersOf(deps.clock);
+    // Edits are paced on the clock the account's budget counts calls by (pacing.ts).
+    this.#clock = deps.api.budget.other.clock;
     this.#enlisted = enlist(deps.api.budget.other, this);
     deps.signal.addEventListener("abort", () => this.#stop(), { once: true });
   }
@@ -251,13 +254,13 @@ export class Progress implements OpenProgress {
       if (!step) return false;
       try {
         if (await this.#make(step)) {
-          this.#lastEditAt = this.deps.clock.now();
+          this.#lastEditAt = this.#clock.now();
           return true;
         }
       } catch (err) {
         if (!(err instanceof PastEditLimit)) {
           // A failed call counts as one: the next try waits its turn as the next edit would.
-          this.#lastEditAt = this.deps.clock.now();
+          this.#lastEditAt = this.#clock.now();
           throw err;
         }
         this.#frozen.add(err.messageId);
@@ -266,25 +269,23 @@ export class Progress implements OpenProgress {
   }
 
   /** When the next edit may start: after the interval (stretched when the budget is low), when the budget allows. */
-  #dueAt(now: number): number {
+  #dueAt(): number {
     const bucket = this.deps.api.budget.other;
     // A finishing progress no longer shares: its last edits go as soon as the budget allows.
     const pace = this.#finished ? stretchedInterval : editInterval;
-    const interval = pace(bucket, this.settings.interval, now);
-    return nextEditAt(bucket, this.#lastEditAt, interval, now);
+    return nextEditAt(bucket, this.#lastEditAt, pace(bucket, this.settings.interval));
   }
 
   /** Arm the pump for the next due time, unless it is armed or running. */
   #wake(): void {
     if (this.#timer !== undefined || this.#pumping || this.#finished || this.#halted) return;
     if (this.#signal.aborted) return;
-    const now = this.deps.clock.now();
     this.#timer = this.#clock.setTimeout(
       () => {
         this.#timer = undefined;
         this.#pumping = this.#pump();
       },
-      Math.max(0, this.#dueAt(now) - now),
+      Math.max(0, this.#dueAt() - this.#clock.now()),
     );
   }
 
@@ -339,10 +340,9 @@ export class Progress implements OpenProgress {
   /** Edit (and roll over) until the messages show the whole text, each step when it is due. */
   async #catchUp(): Promise<void> {
     for (;;) {
-      const now = this.deps.clock.now();
-      if (!this.#plan(now)) return;
-      const due = this.#dueAt(now);
-      if (due > now) await sleep(this.#clock, due - now, this.#signal);
+      if (!this.#plan(this.deps.clock.now())) return;
+      const wait = this.#dueAt() - this.#clock.now();
+      if (wait > 0) await sleep(this.#clock, wait, this.#signal);
       try {
         await this.#stepOnce();
       } catch (err) {

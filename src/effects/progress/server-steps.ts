@@ -10,7 +10,7 @@ import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
 import { StateError } from "../../state/state-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
-import { type Clock, timersOf } from "../../time/clock.ts";
+import type { Clock } from "../../time/clock.ts";
 import type { EffectRun } from "../effect-records.ts";
 import { react } from "../react.ts";
 import { findSent } from "../verify-send.ts";
@@ -97,8 +97,8 @@ export class ServerSteps {
 
   /** Make `call` when the account's budget has calls to spare beyond the reserve. */
   #spare<T>(call: () => Promise<T>): Promise<T> {
-    const { api, clock, signal } = this.deps;
-    return withinReserve(api.budget.other, timersOf(clock), call, signal);
+    const { api, signal } = this.deps;
+    return withinReserve(api.budget.other, call, signal);
   }
 
   /**
