@@ -4,6 +4,7 @@
  * streamed into one message as it is written (`ctx.progress`). The topic's recent messages,
  * fetched from the server, are the model's context. Each person has a cap on calls and tokens per
  * hour; when the endpoint is down, refuses or is too slow, the person is told so in plain words.
+ * Under `dry_run: true` and in a backtest the endpoint is never called: the bot says what it would ask.
  *
  * Config:
  * ```yaml
@@ -96,6 +97,17 @@ export default defineBot({
         ...history,
         { role: "user" as const, content: `${sender.name}: ${ctx.text || "(empty message)"}` },
       ];
+      if (ctx.bot.dryRun) {
+        // A dry run or a backtest: the endpoint is outside what bothost captures, and each call costs.
+        ctx.log.info(
+          { rule: "answer", model: s.model, context: history.length },
+          "assistant: would ask the model (a dry run: the endpoint is not called)",
+        );
+        await ctx.reply(
+          `(dry run: ${s.model} would be asked, with ${history.length} earlier messages as context)`,
+        );
+        return;
+      }
       const progress = await ctx.progress(THINKING, {
         ack: { working: "eyes", done: "check", failed: "warning" },
         movedNote: MOVED,

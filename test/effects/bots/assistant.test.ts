@@ -181,3 +181,20 @@ test("an endpoint too slow to answer, and one that stalls midway", async ({ runB
     "The first half\n\n⚠ The language model stopped answering midway; the answer above is incomplete. (the answer stopped for 1 s)",
   );
 });
+
+test("a dry run or a backtest never calls the endpoint: it says what it would ask", async ({
+  runBot,
+  sandbox,
+}) => {
+  const dry = { bot: assistant, name: "assistant", settings: settings(), config: "dry_run: true" };
+  const bot = await runBot(dry);
+  sandbox.control.sendAs(MEMBER, dm(bot.email, "earlier words"));
+  const asked = bot.post(MEMBER, dm(bot.email, "what is up?"));
+  await expect
+    .poll(() => bot.logs().find((l) => l.messageId === asked && l.rule === "answer"), { timeout: 10_000 })
+    .toMatchObject({ model: "imitation-1", context: 1 });
+  const said = bot.logs().filter((l) => String(l.msg).startsWith("dry run: send"));
+  expect(JSON.stringify(said)).toContain("imitation-1 would be asked, with 1 earlier messages as context");
+  expect(endpoint.requests).toHaveLength(0);
+  expect(bot.replies()).toHaveLength(0);
+});
