@@ -132,7 +132,8 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
       calls = [];
       lines.length = 0;
       clock.at(message.timestamp * 1000);
-      await runtime.deliver({ type: "message", message, flags: message.flags ?? [] });
+      // Until nothing runs: what a dialog this message answered does next is this message's.
+      await runtime.deliver({ type: "message", message, flags: message.flags ?? [] }, { idle: true });
       const f = judged(message, calls, lines);
       if (f) found.push(f);
       o.onProgress?.("run", i + 1, history.length);

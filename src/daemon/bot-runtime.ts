@@ -310,13 +310,14 @@ export class BotRuntime {
   /**
    * Hand an event from another transport (an outgoing-webhook POST) to the bot: the same dedup,
    * ordering and handlers as the queue. `reply` replaces `ctx.reply` (the HTTP response). True once
-   * the handlers finished, or it is a dialog's recorded answer; false for a duplicate or own message.
+   * the handlers finished, or it is a dialog's recorded answer (with `idle`: once nothing runs, the
+   * dialog's run after it too); false for a duplicate or own message.
    */
-  deliver(event: ServerEvent, options: { reply?: ReplyFn } = {}): Promise<boolean> {
+  deliver(event: ServerEvent, options: { reply?: ReplyFn; idle?: boolean } = {}): Promise<boolean> {
     const dispatcher = this.#setUp?.dispatcher;
     if (!dispatcher) return Promise.reject(new Error(`bot ${this.name}: setup() has not run`));
     return new Promise((resolve) => {
-      const done = () => resolve(true);
+      const done = () => resolve(options.idle ? dispatcher.onBelow(1).then(() => true) : true);
       const incoming = { event, replayed: false, issue: undefined, reply: options.reply, recorded: done };
       if (!dispatcher.accept(incoming, done)) resolve(false);
     });

@@ -255,7 +255,8 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     clock,
     log,
     health: storeHealth,
-    persist: o.mode !== "backtest" && !o.captured,
+    // A dry run keeps no dialog (its questions were never sent); a backtest keeps them in its memory store.
+    persist: !o.captured,
     members: {
       inGroup: (group, userId) => {
         if (unknownGroup(services.groups, group))

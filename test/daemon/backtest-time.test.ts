@@ -113,3 +113,38 @@ it("paces a progress's edits by the account's real calls, not by the message's t
   const edits = report.findings[0]!.actions.filter((a) => a.call.method === "PATCH");
   expect(JSON.stringify(edits.at(-1)?.call.params)).toContain("first part, second part");
 });
+
+it("follows a dialog through the history: each answer answers its question, a deadline passes by the messages' time", async () => {
+  const { control, run } = await nightProject(
+    [
+      "export default { setup(bot) { bot.command('order', async (ctx) => {",
+      "  ctx.log.info({ rule: 'order' }, 'an order');",
+      "  try {",
+      "    const size = await ctx.prompt('Which size?', { choices: ['small', 'large'], timeout: '10m' });",
+      "    const count = await ctx.prompt('How many?', { timeout: '10m' });",
+      "    await ctx.reply(count.text + ' x ' + size.value);",
+      "  } catch (err) {",
+      "    if (err.code !== 'PROMPT_TIMEOUT') throw err;",
+      "    await ctx.reply('no answer in time');",
+      "  }",
+      "}); } };",
+    ].join("\n"),
+  );
+  const dm = (content: string) => control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+  const ids = [dm("order"), dm("large"), dm("2")];
+  ids.push(dm("order"));
+  control.advanceClock(11 * 60_000);
+  ids.push(dm("hello"));
+  const report = await run();
+  const said = (id: number) =>
+    report.findings
+      .find((f) => f.id === id)
+      ?.actions.map((a) => (a.call.params as { content?: string }).content);
+  expect(said(ids[0]!)).toEqual(["Which size?\n1. small\n2. large"]);
+  expect(said(ids[1]!)).toEqual(["How many?"]);
+  expect(said(ids[2]!)).toEqual(["2 x large"]);
+  expect(said(ids[3]!)).toEqual(["Which size?\n1. small\n2. large"]);
+  // Sent past the deadline: the prompt's timeout branch, then an ordinary message (not a command).
+  expect(said(ids[4]!)?.[0]).toBe("no answer in time");
+  expect(said(ids[4]!)?.slice(1).join()).toContain("hello");
+});

@@ -43,7 +43,8 @@ export { CANCELLED_REPLY, timeoutOf } from "./prompt-options.ts";
 /** What a prompt reads of its context. */
 export interface PromptContext {
   event: AnyEvent;
-  bot: { userId: number; fullName?: string };
+  /** `dryRun`: every write is captured (a dry run, a backtest), so a send's id is made up. */
+  bot: { userId: number; fullName?: string; dryRun?: boolean };
   sender: Sender | undefined;
   where: Where | undefined;
   /** Says `text` in the conversation, once; `fp`: what a replay matches the send by. */
@@ -285,7 +286,9 @@ async function ask<T>(
       ? await (to ? ctx.sendTo({ ...to, content: asked.text }, fp) : ctx.reply(asked.text, fp))
       : again;
   if (send) failpoint("question-sent");
-  const shown = sent !== undefined && sent.id > 0 ? sent.id : undefined;
+  // A captured send's id is made up, above every real one: the question follows the message that
+  // asked, as a webhook's reply does, so that the messages after it (a backtest's history) answer it.
+  const shown = sent !== undefined && sent.id > 0 && !ctx.bot.dryRun ? sent.id : undefined;
   // Sent before a crash, kept only now: deleted or moved meanwhile, unseen by any queue.
   const earlier = send && shown !== undefined && ctx.sentEarlier() ? shown : undefined;
   // Shown since then (the bot down meanwhile), or asked again by a refusal sent before a crash:
