@@ -112,6 +112,8 @@ export default defineBot({
       if (decision.value === "reject") return ctx.reply(`Deploy of ${what} rejected by ${by}.`);
       const approved = `Deploy of ${what} approved by ${by}.`;
       if (!s.webhook_url) return ctx.reply(approved);
+      // A dry run or a backtest: the webhook is outside what bothost captures, and it deploys.
+      if (ctx.bot.dryRun) return ctx.reply(`${approved} (a dry run: the deploy webhook is not called)`);
       // Shown in the topic while the webhook is called. Should the call fail on every attempt, the
       // progress ends as failed with its note (the requester and the approver read it there) and
       // the request is kept as a dead letter: `bothost failed retry` calls the webhook again.

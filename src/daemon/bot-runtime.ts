@@ -175,7 +175,7 @@ export class BotRuntime {
     if (!(await dispatcher.openLedger(signal, { unordered: mode === "webhook" }))) return;
     if (!(await dispatcher.openDialogs(signal))) return;
     if (!queue) {
-      const started = await this.#parts.webhookMode(signal, checked?.registered);
+      const started = await this.#parts.webhookMode(signal, checked?.registered, eventTypes);
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || mode === "backtest") return;
       this.#webhookReady = true;

@@ -43,7 +43,7 @@ import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { startWebhookMode } from "../webhook/webhook-mode.ts";
+import { type SnapshotTypes, startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import type { ServerCheckResult } from "./server-check.ts";
@@ -190,7 +190,7 @@ export interface BotParts {
   /** The event queue as the pipeline's source, for one start. */
   queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
   /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
-  webhookMode(signal: AbortSignal, registered: RegisterResponse | undefined): Promise<boolean>;
+  webhookMode(signal: AbortSignal, registered?: RegisterResponse, types?: SnapshotTypes): Promise<boolean>;
   /** The waiting dialogs the bot's narrow keeps answers from: warned of at a start, marked in lists. */
   stranded: ReturnType<typeof strandedDialogs>;
   /** The replays of dead letters an operator marked, for one start; none without a store. */
@@ -300,6 +300,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     runJob,
     storeLanded: () => storeHealth.landed(),
   });
+  const webhook = { client, log, contexts, backoff: o.backoff, clock };
   return {
     effects,
     began: () => {
@@ -365,8 +366,10 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
       entries: () => dialogs.entries(),
       channelName: (id) => services.channels.nameOf(id),
     }),
-    webhookMode: (signal, registered) =>
-      startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal, registered }),
+    webhookMode: (signal, registered, eventTypes) => {
+      const snapshot = o.mode === "backtest" ? { eventTypes, services } : undefined;
+      return startWebhookMode({ ...webhook, signal, registered, snapshot });
+    },
     deadLetterSource: (dispatcher, signal, replayJob) =>
       letters &&
       new DeadLetterSource({

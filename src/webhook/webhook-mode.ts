@@ -9,11 +9,15 @@ import type { Client } from "../api/create-client.ts";
 import { isAuthError, isRateLimitError } from "../api/errors.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import { backoffDelay, sleep } from "../api/sleep.ts";
+import type { BotServices } from "../effects/bot-services.ts";
 import { registerParams } from "../events/register-params.ts";
 import { identityOf } from "../events/server-queue.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Clock } from "../time/clock.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
+
+/** The event types a backtest's registration asks for (`null`: all). */
+export type SnapshotTypes = readonly string[] | null;
 
 export interface WebhookModeOptions {
   client: Client;
@@ -28,13 +32,20 @@ export interface WebhookModeOptions {
   signal: AbortSignal;
   /** A registration this start already made (the daemon's server check): used instead of a new one. */
   registered?: RegisterResponse | undefined;
+  /**
+   * A backtest's: the bot's event types, so that the registration brings the initial state its
+   * caches keep (users, groups), seeded into `services`: today's, as a backtest reads them.
+   */
+  snapshot?: { eventTypes?: SnapshotTypes | undefined; services: Pick<BotServices, "onRegistered"> };
 }
 
 /** Learn the bot's identity and the server's limits. False when `signal` aborted meanwhile. */
 export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> {
-  const reg = o.registered ?? (await registerOnce(o));
+  const reg = (!o.snapshot && o.registered) || (await registerOnce(o, o.snapshot?.eventTypes));
   if (o.signal.aborted) return false;
-  o.contexts.identify(serverInfoFrom(reg), await identityOf(reg, o.client));
+  const [server, self] = [serverInfoFrom(reg), await identityOf(reg, o.client)];
+  o.contexts.identify(server, self);
+  o.snapshot?.services.onRegistered(server, self, reg);
   o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
   return true;
 }
@@ -43,18 +54,21 @@ export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> 
  * Register, then delete the queue (nothing will poll it). Like a queue bot's first registration,
  * it retries until the server answers; a 401 or the signal ends it.
  */
-export async function registerOnce({
-  client,
-  signal,
-  log,
-  backoff,
-  clock,
-}: Pick<WebhookModeOptions, "client" | "signal" | "log" | "backoff" | "clock">): Promise<RegisterResponse> {
+export async function registerOnce(
+  {
+    client,
+    signal,
+    log,
+    backoff,
+    clock,
+  }: Pick<WebhookModeOptions, "client" | "signal" | "log" | "backoff" | "clock">,
+  // Heartbeats are queued whatever the types; asking for them alone keeps the queue empty.
+  eventTypes: readonly string[] | null = ["heartbeat"],
+): Promise<RegisterResponse> {
   const { initialMs, maxMs } = backoff;
   for (let attempt = 1; ; attempt++) {
     try {
-      // Heartbeats are queued whatever the types; asking for them alone keeps the queue empty.
-      const reg = await client.events.register(registerParams({ eventTypes: ["heartbeat"] }), { signal });
+      const reg = await client.events.register(registerParams({ eventTypes }), { signal });
       // Deleted without waiting: nothing depends on it, and a bot's start waits for this call.
       // Left behind (the call failed), the server drops the idle queue after ten minutes.
       if (reg.queue_id) void client.events.deleteQueue(reg.queue_id).catch(() => {});
