@@ -95,6 +95,12 @@ export function createControl(deps: ControlDeps): SandboxControl {
         );
       }
       const owner = input.owner ? userOf(input.owner) : undefined;
+      // Every channel checked first: a refused call creates nobody.
+      const streams = (input.channels ?? []).map((name) => {
+        const stream = streamByName(core.data, name);
+        if (!stream) throw new SandboxControlError(`No channel named "${name}".`);
+        return stream;
+      });
       const user = createUser(core, {
         delivery_email: input.email,
         full_name: input.full_name,
@@ -105,11 +111,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
         settings: input.settings,
         date_joined: joined === undefined ? undefined : new Date(joined).toISOString(),
       });
-      for (const name of input.channels ?? []) {
-        const stream = streamByName(core.data, name);
-        if (!stream) throw new SandboxControlError(`No channel named "${name}".`);
-        subscribeUsers(core, stream, [user]);
-      }
+      for (const stream of streams) subscribeUsers(core, stream, [user]);
       return publicUser(user);
     },
     setActive: (email, active) => setActive(core, userOf(email), active),

@@ -84,13 +84,21 @@ async function startBot(
   const control = sandbox.control;
   if (!control.users().some((u) => u.email === email)) {
     const owner = control.users().find((u) => u.role === 100 && !u.is_bot)?.email;
-    control.createUser({
-      email,
-      full_name: name,
-      bot: options.outgoingWebhook ? "outgoing" : "generic",
-      ...(owner ? { owner } : {}),
-      channels: options.channels ?? ["general"],
-    });
+    const channels = options.channels ?? ["general"];
+    try {
+      control.createUser({
+        email,
+        full_name: name,
+        bot: options.outgoingWebhook ? "outgoing" : "generic",
+        ...(owner ? { owner } : {}),
+        channels,
+      });
+    } catch (err) {
+      // The default channel is not in every org: say which option gives the bot's channels.
+      throw kitError(
+        `runBot: the org has no account ${email}, so one is made in the channels ${JSON.stringify(channels)}: ${(err as Error).message} Give the org's channels with \`channels\`, or an email the org has.`,
+      );
+    }
   }
   const userId = control.users().find((u) => u.email === email)!.user_id;
   if (options.clock && Math.abs(options.clock.now() - control.now()) > 1_000) {

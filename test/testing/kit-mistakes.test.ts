@@ -4,7 +4,8 @@
  */
 import { defineBot } from "bothost";
 import { runBot as runBotOn, type SendAsInput } from "bothost/testing";
-import { describe, expect, test } from "bothost/testing/vitest";
+import { createBotTest, describe, expect, test } from "bothost/testing/vitest";
+import { RELEASE_ORG } from "../support/release-org.ts";
 
 /** The plain runBot called as a test might get it wrong. */
 const runBotWith = runBotOn as (...args: unknown[]) => ReturnType<typeof runBotOn>;
@@ -284,5 +285,22 @@ describe("the clock", () => {
     );
     await expect(advance(-5)).rejects.toThrow("advance: ms must be 0 or more, not -5");
     expect(clock.now() - before).toBeLessThan(60_000);
+  });
+});
+
+describe("an org without the default channel", () => {
+  const inOps = createBotTest({ org: RELEASE_ORG });
+  const invalid = (message: string) => ({ code: "INVALID_ARGUMENT", message });
+  const quiet = { setup() {} };
+  inOps("a bot made for the test says which option names its channels", async ({ runBot, sandbox }) => {
+    const err = await runBot({ bot: quiet, name: "newbot" }).catch((e: Error) => e);
+    expect(err).toMatchObject(
+      invalid(
+        'runBot: the org has no account newbot-bot@sandbox.example, so one is made in the channels ["general"]: No channel named "general". Give the org\'s channels with `channels`, or an email the org has.',
+      ),
+    );
+    expect(sandbox.control.users().filter((u) => u.email.startsWith("newbot"))).toEqual([]);
+    const bot = await runBot({ bot: quiet, name: "newbot", channels: ["ops"] });
+    expect(bot.email).toBe("newbot-bot@sandbox.example");
   });
 });
