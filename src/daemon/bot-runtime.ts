@@ -17,11 +17,12 @@ import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
-import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../pipeline/incoming.ts";
+import { type DispatchStats, noEvents, type RunHandler } from "../pipeline/incoming.ts";
 import { WebhookLedger } from "../pipeline/webhook-ledger.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import { type DeliverOptions, deliverEvent } from "./deliver-event.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
 import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
@@ -307,20 +308,11 @@ export class BotRuntime {
     return types === null || types.includes(type);
   }
 
-  /**
-   * Hand an event from another transport (an outgoing-webhook POST) to the bot: the same dedup,
-   * ordering and handlers as the queue. `reply` replaces `ctx.reply` (the HTTP response). True once
-   * the handlers finished, or it is a dialog's recorded answer (with `idle`: once nothing runs, the
-   * dialog's run after it too); false for a duplicate or own message.
-   */
-  deliver(event: ServerEvent, options: { reply?: ReplyFn; idle?: boolean } = {}): Promise<boolean> {
+  /** Hand an event from another transport (an outgoing-webhook POST) to the bot (deliver-event.ts). */
+  deliver(event: ServerEvent, options: DeliverOptions = {}): Promise<boolean> {
     const dispatcher = this.#setUp?.dispatcher;
     if (!dispatcher) return Promise.reject(new Error(`bot ${this.name}: setup() has not run`));
-    return new Promise((resolve) => {
-      const done = () => resolve(options.idle ? dispatcher.onBelow(1).then(() => true) : true);
-      const incoming = { event, replayed: false, issue: undefined, reply: options.reply, recorded: done };
-      if (!dispatcher.accept(incoming, done)) resolve(false);
-    });
+    return deliverEvent(dispatcher, event, options, this.#parts.fresh);
   }
 
   /**

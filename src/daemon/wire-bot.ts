@@ -43,7 +43,8 @@ import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { type SnapshotTypes, startWebhookMode } from "../webhook/webhook-mode.ts";
+import { CacheSnapshot, type SnapshotTypes } from "../webhook/cache-snapshot.ts";
+import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import type { ServerCheckResult } from "./server-check.ts";
@@ -191,6 +192,8 @@ export interface BotParts {
   queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
   /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
   webhookMode(signal: AbortSignal, registered?: RegisterResponse, types?: SnapshotTypes): Promise<boolean>;
+  /** Before an outgoing-webhook delivery: the bot's caches read again when too old (cache-snapshot.ts). */
+  fresh(): Promise<void> | undefined;
   /** The waiting dialogs the bot's narrow keeps answers from: warned of at a start, marked in lists. */
   stranded: ReturnType<typeof strandedDialogs>;
   /** The replays of dead letters an operator marked, for one start; none without a store. */
@@ -301,6 +304,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     storeLanded: () => storeHealth.landed(),
   });
   const webhook = { client, log, contexts, backoff: o.backoff, clock };
+  const caches = new CacheSnapshot({ client, log, clock, services, once: o.mode === "backtest" });
   return {
     effects,
     began: () => {
@@ -366,10 +370,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
       entries: () => dialogs.entries(),
       channelName: (id) => services.channels.nameOf(id),
     }),
-    webhookMode: (signal, registered, eventTypes) => {
-      const snapshot = o.mode === "backtest" ? { eventTypes, services } : undefined;
-      return startWebhookMode({ ...webhook, signal, registered, snapshot });
-    },
+    webhookMode: (signal, registered, eventTypes) =>
+      startWebhookMode({ ...webhook, signal, registered, caches: { snapshot: caches, eventTypes } }),
+    fresh: () => caches.fresh(),
     deadLetterSource: (dispatcher, signal, replayJob) =>
       letters &&
       new DeadLetterSource({

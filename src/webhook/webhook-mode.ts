@@ -9,15 +9,12 @@ import type { Client } from "../api/create-client.ts";
 import { isAuthError, isRateLimitError } from "../api/errors.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import { backoffDelay, sleep } from "../api/sleep.ts";
-import type { BotServices } from "../effects/bot-services.ts";
 import { registerParams } from "../events/register-params.ts";
 import { identityOf } from "../events/server-queue.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Clock } from "../time/clock.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-
-/** The event types a backtest's registration asks for (`null`: all). */
-export type SnapshotTypes = readonly string[] | null;
+import type { CacheSnapshot, SnapshotTypes } from "./cache-snapshot.ts";
 
 export interface WebhookModeOptions {
   client: Client;
@@ -32,20 +29,19 @@ export interface WebhookModeOptions {
   signal: AbortSignal;
   /** A registration this start already made (the daemon's server check): used instead of a new one. */
   registered?: RegisterResponse | undefined;
-  /**
-   * A backtest's: the bot's event types, so that the registration brings the initial state its
-   * caches keep (users, groups), seeded into `services`: today's, as a backtest reads them.
-   */
-  snapshot?: { eventTypes?: SnapshotTypes | undefined; services: Pick<BotServices, "onRegistered"> };
+  /** The bot's caches, seeded from the registration (cache-snapshot.ts), with the bot's event types. */
+  caches?: { snapshot: CacheSnapshot; eventTypes: SnapshotTypes | undefined };
 }
 
 /** Learn the bot's identity and the server's limits. False when `signal` aborted meanwhile. */
 export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> {
-  const reg = (!o.snapshot && o.registered) || (await registerOnce(o, o.snapshot?.eventTypes));
+  const types = o.caches?.snapshot.typesFor(o.caches.eventTypes);
+  // The server check's registration asked for heartbeats alone: enough unless the bot keeps caches.
+  const reg = (types === undefined && o.registered) || (await registerOnce(o, types));
   if (o.signal.aborted) return false;
-  const [server, self] = [serverInfoFrom(reg), await identityOf(reg, o.client)];
-  o.contexts.identify(server, self);
-  o.snapshot?.services.onRegistered(server, self, reg);
+  const self = await identityOf(reg, o.client);
+  o.contexts.identify(serverInfoFrom(reg), self);
+  o.caches?.snapshot.seeded(reg, self);
   o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
   return true;
 }
@@ -63,7 +59,7 @@ export async function registerOnce(
     clock,
   }: Pick<WebhookModeOptions, "client" | "signal" | "log" | "backoff" | "clock">,
   // Heartbeats are queued whatever the types; asking for them alone keeps the queue empty.
-  eventTypes: readonly string[] | null = ["heartbeat"],
+  eventTypes: SnapshotTypes = ["heartbeat"],
 ): Promise<RegisterResponse> {
   const { initialMs, maxMs } = backoff;
   for (let attempt = 1; ; attempt++) {

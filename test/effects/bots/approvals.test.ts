@@ -323,3 +323,51 @@ test("a request in a direct message is refused, saying where to ask", async ({ r
   );
   expect(bot.dialogs()).toEqual([]);
 });
+
+// An outgoing-webhook bot keeps no queue, so no user_group events keep its groups current: they
+// are read at its start and again before a message once a minute old (cache-snapshot.ts).
+test("as an outgoing-webhook bot: a member's approval is taken, and a member added later decides", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const bot = await runBot({
+    bot: approvals,
+    name: "approvals",
+    email: "hook-approvals@sandbox.example",
+    channels: ["ops"],
+    settings: GROUP,
+    outgoingWebhook: true,
+  });
+  const say = (content: string) => ({ ...topic, content: `@**approvals** ${content}` });
+  const first = bot.post(REQ, say("deploy api 1.4.2"));
+  expect((await bot.nextReply({ after: first })).content).toContain("asks to deploy **api 1.4.2**");
+  const approved = bot.post(RITA, say("approve"));
+  expect((await bot.nextReply({ after: approved })).content).toBe(
+    "Deploy of api 1.4.2 approved by Rita Release.",
+  );
+
+  // The owner joins the group; a minute later the bot reads the groups again before a message.
+  const second = bot.post(REQ, say("deploy web 2.0"));
+  expect((await bot.nextReply({ after: second })).content).toContain("asks to deploy **web 2.0**");
+  const group = sandbox.control.users().find((u) => u.email === OWNER)!.user_id;
+  const owner = { email: OWNER, key: sandbox.control.apiKeyOf(OWNER) };
+  const groups = await fetch(`${sandbox.url}/api/v1/user_groups`, { headers: basic(owner) });
+  const { user_groups } = (await groups.json()) as { user_groups: { id: number; name: string }[] };
+  const id = user_groups.find((g) => g.name === "release-managers")!.id;
+  const added = await fetch(`${sandbox.url}/api/v1/user_groups/${id}/members`, {
+    method: "POST",
+    headers: { ...basic(owner), "content-type": "application/x-www-form-urlencoded" },
+    body: `add=${encodeURIComponent(JSON.stringify([group]))}`,
+  });
+  expect(added.status).toBe(200);
+  await clock.advance(61_000);
+  const decided = bot.post(OWNER, say("reject"));
+  expect((await bot.nextReply({ after: decided })).content).toBe(
+    "Deploy of web 2.0 rejected by Olive Owner.",
+  );
+});
+
+const basic = (who: { email: string; key: string }) => ({
+  authorization: `Basic ${Buffer.from(`${who.email}:${who.key}`).toString("base64")}`,
+});

@@ -1,0 +1,34 @@
+/**
+ * An event from another transport than the queue (an outgoing-webhook POST, a backtest's
+ * history) handed to a bot's pipeline: the same dedup, ordering and handlers as the queue.
+ */
+import type { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { ReplyFn } from "../pipeline/incoming.ts";
+import type { ServerEvent } from "../wire/events.ts";
+
+export interface DeliverOptions {
+  /** Replaces `ctx.reply` (an outgoing webhook's HTTP response). */
+  reply?: ReplyFn | undefined;
+  /** Resolve once nothing runs: a dialog's run after the answer this event is, too (a backtest). */
+  idle?: boolean;
+}
+
+/**
+ * Hand `event` to `dispatcher` once `fresh` (the bot's caches read again when too old:
+ * cache-snapshot.ts) is done. True once the handlers finished, or it is a dialog's recorded answer;
+ * false for a duplicate or the bot's own message.
+ */
+export function deliverEvent(
+  dispatcher: Dispatcher,
+  event: ServerEvent,
+  options: DeliverOptions,
+  fresh: () => Promise<void> | undefined,
+): Promise<boolean> {
+  const first = fresh();
+  if (first) return first.then(() => deliverEvent(dispatcher, event, options, fresh));
+  return new Promise((resolve) => {
+    const done = () => resolve(options.idle ? dispatcher.onBelow(1).then(() => true) : true);
+    const incoming = { event, replayed: false, issue: undefined, reply: options.reply, recorded: done };
+    if (!dispatcher.accept(incoming, done)) resolve(false);
+  });
+}
