@@ -211,7 +211,9 @@ export default defineBot({
         for (const [i, q] of QUESTIONS.entries()) {
           if (i > 0 && (await done(`question ${i + 1}`, began))) return;
           const cancel = { word: "skip", reply: "Skipped for today." };
-          const { text } = await ctx.prompt(q, { timeout: s.wait, cancel });
+          // `standup report` runs as the command while the question waits (a moderator's own questions).
+          const commands = ["help", "standup report"];
+          const { text } = await ctx.prompt(q, { timeout: s.wait, cancel, commands });
           // `standup skip [reason]` said here while a question waits is the command, not an answer.
           const skipSaid = SKIP_SAID.exec(text.trim());
           if (skipSaid) {

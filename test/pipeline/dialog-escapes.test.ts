@@ -1,6 +1,6 @@
 /**
  * Escapes inside a dialog, against the sandbox over HTTP in a real daemon: `help` (and, with
- * `commands: true`, any command) runs while a prompt waits and the prompt keeps waiting; `back`
+ * `commands: true`, any command, or those a list names) runs while a prompt waits and the prompt keeps waiting; `back`
  * asks the previous question again and replaces its answer, recorded in the log, so that replays
  * after a restart or a crash repeat nothing and file every answer under its question.
  */
@@ -41,6 +41,16 @@ const form = defineBot({
       await ctx.reply(`${what.text}: ${ok.text}`);
     });
     bot.command("ping", (ctx) => ctx.reply("pong"));
+    bot.command("team", (ctx) => ctx.reply("teams"));
+    bot.command("team list", (ctx) => ctx.reply("red, blue"));
+    bot.command("team join", (ctx) => ctx.reply("joined"));
+    bot.command("listed", async (ctx) => {
+      const a = await ctx.prompt("Which?", { commands: ["Ping", "team  list"] });
+      await ctx.reply(`chose ${a.text}`);
+    });
+    bot.command("bad", async (ctx) => {
+      await ctx.prompt("Never?", { commands: [] }).catch((err: Error) => ctx.reply(err.message));
+    });
   },
 });
 
@@ -85,6 +95,19 @@ it("commands: true lets every command run while the prompt waits; commands: fals
 
   expect((await bot.ask(MEMBER, dm("strict"))).content).toBe("Anything?");
   expect((await bot.ask(MEMBER, dm("help"))).content).toBe("got help");
+});
+
+it("commands: a list lets those commands (a subcommand by its full name) run; others, and help, are answers", async () => {
+  expect((await bot.ask(MEMBER, dm("listed"))).content).toBe("Which?");
+  expect((await bot.ask(MEMBER, dm("ping"))).content).toBe("pong");
+  expect((await bot.ask(MEMBER, dm("TEAM list"))).content).toBe("red, blue");
+  expect(bot.dialogs()).toMatchObject([{ step: 1 }]);
+  expect((await bot.ask(MEMBER, dm("team join"))).content).toBe("chose team join");
+  expect((await bot.ask(MEMBER, dm("listed"))).content).toBe("Which?");
+  expect((await bot.ask(MEMBER, dm("help"))).content).toBe("chose help");
+  expect((await bot.ask(MEMBER, dm("bad"))).content).toBe(
+    "ctx.prompt(): `commands` must be true, false or a list of the bot's command names.",
+  );
 });
 
 it("back asks the previous question again and replaces its answer; effects after it are made again, once", async () => {

@@ -199,13 +199,21 @@ export class CommandRouter implements AccountMember {
   }
 
   /**
-   * The name of the command `event` runs, if it is a message naming one (a dialog's prompt lets
-   * some run while it waits).
+   * The name of the command `event` runs, if it is a message naming one, with its subcommand's
+   * (`"standup report"`): a dialog's prompt lets some run while it waits.
    */
   named(event: AnyEvent, bot: SelfRef): string | undefined {
     if (event.type !== "message") return undefined;
     const call = this.#invocation(event, bot);
-    return call && this.#byName.get(call.word.toLowerCase())?.name;
+    let command = call && this.#byName.get(call.word.toLowerCase());
+    if (command === undefined) return undefined;
+    let name = command.name;
+    for (let line = call!.line; ; ) {
+      const [, first = "", after = ""] = /^(\S+)\s*([\s\S]*)$/.exec(line) ?? [];
+      command = subcommandOf(command, first);
+      if (command === undefined) return name;
+      [name, line] = [`${name} ${command.name}`, after];
+    }
   }
 
   #invocation(event: AnyEvent, bot: SelfRef): Invocation | undefined {

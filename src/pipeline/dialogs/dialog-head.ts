@@ -5,6 +5,9 @@
 import type { JsonValue } from "../../state/state-store.ts";
 import type { WaitFrom } from "./ask-options.ts";
 
+/** Which commands run while a question waits, as its log keeps them (a prompt's `commands`). */
+export type Escaping = boolean | string[];
+
 /** Who or what ended a dialog. */
 export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
 
@@ -61,7 +64,7 @@ export interface DialogHead {
   /** The waiting question's back word (see the `back` entry). */
   back?: string;
   /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
-  cmd?: boolean;
+  cmd?: Escaping;
   /** The word the dialog's person withdraws the waiting question for others with (see the `ask` entry). */
   cancel?: string;
   /** The waiting question for others' choices: only they answer it (see the `ask` entry). */

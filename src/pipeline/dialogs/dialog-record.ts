@@ -8,7 +8,7 @@
 import type { JsonValue } from "../../state/state-store.ts";
 import type { Where } from "../addressed.ts";
 import type { WaitFrom } from "./ask-options.ts";
-import { type DialogHead, type EndNote, type EndReason, headOf } from "./dialog-head.ts";
+import { type DialogHead, type EndNote, type EndReason, type Escaping, headOf } from "./dialog-head.ts";
 import { mergeNested, type NestedEffects, nestedMark, rewoundNested } from "./nested-effects.ts";
 
 export { asHead, type DialogHead, type EndNote, type EndReason, headOf, newHead } from "./dialog-head.ts";
@@ -48,8 +48,8 @@ export type LogEntry =
       in?: AskedIn;
       /** The word that asks the previous question again (absent at the first, or when off). */
       back?: string;
-      /** The bot's commands that run while the question waits: all (true), none (false); absent: `help`. */
-      cmd?: boolean;
+      /** The bot's commands that run while the question waits: all (true), none (false), those named; absent: `help`. */
+      cmd?: Escaping;
       /**
        * On a question others answer (`from`), its cancel word: the dialog's person withdraws the
        * question with it, though they answer nothing else; from anyone else it is an ordinary

@@ -35,6 +35,7 @@ import type { Dialogs } from "./dialogs.ts";
 import { sayLost, sayNote } from "./end-notes.ts";
 import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
+import { escapes } from "./prompt-options.ts";
 import { type AnswerRecorder, ReactionAnswers } from "./reaction-answers.ts";
 
 /** Nothing to wait for (a resumed task that runs as soon as the task before it is over). */
@@ -189,7 +190,8 @@ export class DialogEngine {
       return undefined;
     }
     const { entry } = found;
-    if (this.#escapes(entry.head, event, self)) {
+    const word = this.#o.commands?.named(event, self);
+    if (word !== undefined && escapes(entry.head.cmd, word)) {
       // A command the question lets run while it waits: an ordinary message, the question waiting still.
       dialogs.unmatch(entry);
       return runs.run(control, incoming);
@@ -247,12 +249,6 @@ export class DialogEngine {
         letter.onReplayed?.(false);
       },
     );
-  }
-
-  /** Whether `event` runs a command the question `head` waits at lets through (by default `help`). */
-  #escapes(head: DialogHead, event: AnyEvent, self: SelfRef): boolean {
-    const word = this.#o.commands?.named(event, self);
-    return word !== undefined && (head.cmd ?? word === "help");
   }
 
   /**

@@ -8,6 +8,7 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import { issueInWords } from "../../errors/issue-words.ts";
 import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
+import type { Escaping } from "./dialog-head.ts";
 import type { DialogAnswer, DialogStep } from "./dialog-record.ts";
 
 type ParseResult<T> =
@@ -57,9 +58,10 @@ export interface PromptOptions<T = string> {
   back?: string | false;
   /**
    * The bot's commands that run while the question waits, the question still waiting: `true`
-   * every command, `false` none. By default only `help` (when the bot has commands).
+   * every command, `false` none, or a list of names (`["help", "standup report"]`: a command's
+   * name lets its subcommands through too). By default only `help` (when the bot has commands).
    */
-  commands?: boolean;
+  commands?: boolean | readonly string[];
   /** What the prompt says on its own (see {@link PromptTexts}). */
   texts?: PromptTexts;
   /**
@@ -204,6 +206,24 @@ export function cancelOf(
   return option;
 }
 
+/** The `commands` option, checked: names lower-cased, their words one space apart. */
+function commandsOf(commands: PromptOptions<unknown>["commands"]): Escaping | undefined {
+  if (commands === undefined || typeof commands === "boolean") return commands;
+  const names = Array.isArray(commands) ? commands : [];
+  if (names.length === 0 || names.some((n) => typeof n !== "string" || n.trim() === ""))
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      "ctx.prompt(): `commands` must be true, false or a list of the bot's command names.",
+    );
+  return names.map((n: string) => n.trim().toLowerCase().split(/\s+/).join(" "));
+}
+
+/** Whether the command named `word` (`"standup report"` for a subcommand) runs under `cmd` (absent: `help` only). */
+export function escapes(cmd: Escaping | undefined, word: string): boolean {
+  if (typeof cmd === "boolean") return cmd;
+  return (cmd ?? ["help"]).some((c) => word === c || word.startsWith(`${c} `));
+}
+
 /**
  * The `back`, `commands`, (on a question others answer) `cancel` and `texts.lost` options as a
  * question's log entry keeps them (`step`: from 0).
@@ -211,7 +231,7 @@ export function cancelOf(
 export function escapesOf(
   options: PromptOptions<unknown>,
   step: number,
-): { back?: string; cmd?: boolean; cancel?: string; lost?: string } {
+): { back?: string; cmd?: Escaping; cancel?: string; lost?: string } {
   const { back = "back", commands } = options;
   const lost = options.texts?.lost;
   if (lost !== undefined && (typeof lost !== "string" || lost.trim() === ""))
@@ -219,12 +239,11 @@ export function escapesOf(
   const cancel = cancelOf(options.cancel);
   if (back !== false && (typeof back !== "string" || back.trim() === ""))
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `back` must be a word or false.");
-  if (commands !== undefined && typeof commands !== "boolean")
-    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `commands` must be true or false.");
+  const cmd = commandsOf(commands);
   return {
     // Only the dialog's own person goes back: never on a question others answer.
     ...(back !== false && step > 0 && options.from === undefined && { back: back.trim() }),
-    ...(commands !== undefined && { cmd: commands }),
+    ...(cmd !== undefined && { cmd }),
     // The dialog's person withdraws a question others answer with the cancel word (see `cancels`).
     ...(cancel !== undefined && options.from !== undefined && { cancel: cancel.word }),
     // Kept in the header, which the process holds in memory when the store loses the dialog.

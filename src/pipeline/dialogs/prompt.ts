@@ -14,6 +14,7 @@ import { conversationKey } from "../conversation-key.ts";
 import { failpoint } from "../failpoints.ts";
 import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
 import { checkWhere, placeOf } from "./ask-where.ts";
+import type { Escaping } from "./dialog-head.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { ANYONE } from "./dialog-places.ts";
 import { type AskedIn, type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
@@ -263,7 +264,7 @@ async function ask<T>(
     from?: WaitFrom;
     react?: Record<string, string>;
     back?: string;
-    cmd?: boolean;
+    cmd?: Escaping;
     cancel?: string;
     choices?: string[];
     in?: AskedIn;

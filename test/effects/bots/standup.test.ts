@@ -550,3 +550,39 @@ test("standup skip [reason] said where the questions wait skips the day", async 
   // Skipped: nothing more is asked.
   expect((await bot.ask(MEL, dm("standup"))).content).toBe("You are done for today.");
 });
+
+// `standup report` said where a moderator's own questions wait runs the report, and the question
+// waits on: its next message is the answer (before, the command was filed as the answer).
+test("standup report said where the questions wait is the command; the question waits on", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  // The owner (a moderator) is in the group too, so asked at 09:30 as Mel is.
+  const owner = { email: OWNER, key: sandbox.control.apiKeyOf(OWNER) };
+  const auth = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString("base64")}`;
+  const listed = await fetch(`${sandbox.url}/api/v1/user_groups`, { headers: { authorization: auth } });
+  const { user_groups } = (await listed.json()) as { user_groups: { id: number; name: string }[] };
+  const group = user_groups.find((g) => g.name === "engineering")!.id;
+  const ownerId = sandbox.control.users().find((u) => u.email === OWNER)!.user_id;
+  const joined = await fetch(`${sandbox.url}/api/v1/user_groups/${group}/members`, {
+    method: "POST",
+    headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
+    body: `add=${encodeURIComponent(JSON.stringify([ownerId]))}`,
+  });
+  expect(joined.status).toBe(200);
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  await clock.advance(60_000);
+  await expect.poll(() => [toward(OWNER), toward(MEL)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+
+  const report = await bot.ask(OWNER, dm("standup report"));
+  expect(report.content).toBe(
+    "Standup 2026-11-30:\n* Olive Owner: not yet\n* Mel Member: not yet\n* Dee Dev: not yet",
+  );
+  // A member's `standup report` is refused as the command, and their question waits on too.
+  expect((await bot.ask(MEL, dm("standup report"))).content).toMatch(/^Sorry, only moderators/);
+  expect((await bot.ask(OWNER, dm("reviewed PRs"))).content).toBe(QUESTIONS[1]);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  expect(toward(OWNER)).toEqual([QUESTIONS[0], report.content, QUESTIONS[1]]);
+});
