@@ -129,6 +129,7 @@ export function formatReport(r: ReloadReport): string {
   if (lines.length === 0) lines.push("Nothing changed.");
   if (r.keep.length > 0) lines.push(`Unchanged: ${r.keep.length} bot${r.keep.length === 1 ? "" : "s"}`);
   for (const f of r.failed) lines.push(`Failed to start ${f.name}: ${f.error}`);
+  for (const w of r.warnings ?? []) lines.push(`Warning: ${w}`);
   if (r.needRestart.length > 0) {
     lines.push(`Applied at the next restart only: ${r.needRestart.join(", ")}`);
   }

@@ -5,6 +5,7 @@
  */
 import type { DestinationStream } from "pino";
 import { botFingerprints, type LoadedBot, loadBots, loadConfigForBots } from "../bot/load-bots.ts";
+import { namedIn } from "../bot/named-settings.ts";
 import { openState } from "../cluster/open-state.ts";
 import { adminSocketPath } from "../config/admin-socket-path.ts";
 import type { Config } from "../config/schema.ts";
@@ -16,6 +17,7 @@ import { Daemon } from "./daemon.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport, withFixedOf } from "./reload-plan.ts";
 import { checkSandboxAccounts, outgoingAccountProblem } from "./sandbox-accounts.ts";
+import { unseenAfterReload } from "./unseen-names.ts";
 
 export type Booted = Awaited<ReturnType<typeof bootDaemon>>;
 
@@ -155,6 +157,15 @@ async function reloadFromFile(daemon: Daemon, configPath: string, sandbox?: Sand
     report.notHere = [...plan.add, ...plan.restart].filter((name) => !failed.has(name) && idle(name));
     report.runsNowhere = report.notHere.filter((name) => cluster.holderOf?.(name) === undefined);
   }
+  // As each start warns in the log, said to the operator who reloaded (`bothost check` locates them too).
+  const here = loaded.filter((b) => !failed.has(b.name) && !report.notHere?.includes(b.name));
+  const named = here.map((b) => ({
+    name: b.name,
+    named: namedIn(b.definition.settings, b.settings, ["bots", b.name, "settings"]),
+    client: daemon.bots.find((r) => r.name === b.name)?.contextDeps().api,
+  }));
+  const warnings = await unseenAfterReload(named, source);
+  if (warnings.length > 0) report.warnings = warnings;
   return report;
 }
 

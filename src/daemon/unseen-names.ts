@@ -8,7 +8,8 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { NamedEntry } from "../bot/named-settings.ts";
-import { formatPath } from "../config/config-problem.ts";
+import { formatPath, formatProblems } from "../config/config-problem.ts";
+import type { ConfigSource } from "../config/config-source.ts";
 import { suggest } from "../errors/did-you-mean.ts";
 
 /** A named setting the server has nothing for, as the bot sees it, and a likely meant name. */
@@ -90,4 +91,32 @@ export async function warnUnseenNames(
       `${list} ${verb} the bot can see: ${ADVICE[kind]}.`,
     );
   }
+}
+
+/**
+ * After a reload, for the bots it started here: a located line for each named setting that names
+ * nothing the bot sees (as `bothost check` prints it), or one line saying the lists could not be
+ * read; empty when all is well. The reload is applied all the same: these are warnings.
+ */
+export async function unseenAfterReload(
+  bots: readonly { name: string; named: readonly NamedEntry[]; client: Client | undefined }[],
+  source: ConfigSource,
+): Promise<string[]> {
+  const lines: string[] = [];
+  for (const { name, named, client } of bots) {
+    if (named.length === 0 || client === undefined) continue;
+    try {
+      const unseen = await unseenNames(client, named);
+      if (unseen.length > 0)
+        lines.push(
+          ...formatProblems(unseen.map((e) => source.problem(e.path, unseenProblem(e)))).split("\n"),
+        );
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      lines.push(
+        `bots.${name}: could not read the channels and groups to check the ones its settings name: ${reason}`,
+      );
+    }
+  }
+  return lines.filter((line) => line !== "");
 }

@@ -2,7 +2,7 @@
  * A bot's settings that name channels (`channelSetting()`) and user groups (`groupSetting()`):
  * `bothost check` looks each up on the server and says, located in the config, each one the bot
  * cannot see (with the name likely meant), exit 1; `bothost run` warns of them as the bot starts,
- * and runs it all the same. Before, a misspelt channel or group passed `check`, and only the
+ * and runs it all the same; `bothost reload` prints them for the bots it started. Before, a misspelt channel or group passed `check`, and only the
  * moderation bot looked its own channels up, at run. A project made by `bothost init`, on its
  * embedded sandbox.
  */
@@ -116,6 +116,29 @@ it("bothost run warns of them as the bot starts, and runs it", { timeout: 30_000
     msg: `bots.relay.settings.channel: "genral" (did you mean "general"?) ${ADVICE}.`,
   });
   await daemon.waitForLog((l) => l.msg === "daemon started");
+  daemon.child.kill("SIGTERM");
+  expect((await daemon.exited).code).toBe(0);
+});
+
+it("bothost reload says them to the operator, located, and applies the reload", {
+  timeout: 40_000,
+}, async () => {
+  await withRelay("      channel: general\n");
+  const daemon = spawnCli(["run"], { cwd: project });
+  await daemon.waitForLog((l) => l.msg === "daemon started");
+  const misspelt = await withRelay("      channel: genral\n");
+  const { code, stdout, stderr } = await runCli(["reload"], { cwd: project });
+  expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  expect(stdout.split("\n")).toEqual([
+    "Restarted: relay",
+    "Unchanged: 1 bot",
+    `Warning: ${at(misspelt, "genral")} bots.relay.settings.channel: "genral" (did you mean "general"?) ${ADVICE}`,
+    "",
+  ]);
+  // Said for the bots a reload starts: nothing changed, nothing said again.
+  const again = JSON.parse((await runCli(["reload", "--json"], { cwd: project })).stdout);
+  expect(again).toMatchObject({ refused: false, restart: [] });
+  expect(again.warnings).toBeUndefined();
   daemon.child.kill("SIGTERM");
   expect((await daemon.exited).code).toBe(0);
 });
