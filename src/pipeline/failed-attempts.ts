@@ -18,7 +18,7 @@
  * A first attempt is counted as it begins only after a start that followed no clean stop (a kill,
  * a crash: the key {@link UNDER_WAY} written at each start is still there), and only for the runs
  * that start takes up again (a message caught up, a dialog's run from its log, a job's occurrence
- * under way). A handler that kills the process (out of memory, a native crash, `process.exit`)
+ * under way, a dead letter marked for replay: an operator's retry, a kept webhook delivery). A handler that kills the process (out of memory, a native crash, `process.exit`)
  * then brings it down at most `retries.attempts` + 1 times (its first run, before any kill, is
  * not counted) before its run is kept as a dead letter, instead of at every start. A run still
  * under way at each of those kills is counted alike.
@@ -91,11 +91,13 @@ export class FailedAttempts {
   }
 
   /**
-   * The key of `run`'s count: a message's own run, a dialog's, or a cron job's occurrence (run
-   * again at the next start when a crash cut it); not a dead letter's replay.
+   * The key of `run`'s count: a dead letter's replay (`l:<letter>`: the letter stays marked when a
+   * crash cuts it, so the next start replays it again), a message's own run, a dialog's, or a cron
+   * job's occurrence (run again at the next start when a crash cut it).
    */
   #keyOf(run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">): string | undefined {
-    if (this.#store === undefined || run.letter) return undefined;
+    if (this.#store === undefined) return undefined;
+    if (run.letter) return `l:${run.letter.id}`;
     if (run.dialog !== undefined) return dialogRunKey(run.dialog as unknown as DialogRecord);
     if (run.event.type === "cron_job") {
       const { job, scheduledFor } = run.event as JobOccurrence;

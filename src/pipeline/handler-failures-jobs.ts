@@ -61,8 +61,9 @@ export function jobRunner(
     const ranOut = failures.countsRanOut ? failures.ranOutRun(counted) : undefined;
     try {
       if (ranOut) throw ranOut;
-      // An occurrence under way at a crash: its first attempt here is counted (failed-attempts.ts).
-      await failures.begins(counted, resumed);
+      // An occurrence under way at a crash, or a letter replayed: its first attempt here is counted
+      // (failed-attempts.ts).
+      await failures.begins(counted, resumed || letter !== undefined);
       // Bounded by the handler timeout as its later attempts are (handler-failures.ts).
       const first = last;
       await withinAttemptTime(o, { event: occurrence }, 1, signal, (s) => run(s, first));

@@ -147,11 +147,12 @@ export class HandlerFailures {
 
   /**
    * {@link begins} for a message's run or a dialog's: counted when the start took it up again (a
-   * message caught up, a dialog read at start or its answer caught up), not for live traffic.
+   * message caught up, a dialog read at start or its answer caught up, a dead letter replayed),
+   * not for live traffic.
    */
   beginsAgain(incoming: Incoming): Promise<void> | undefined {
     const run = countedAs(incoming);
-    return this.begins(run, run.source === "catch-up");
+    return this.begins(run, run.source === "catch-up" || run.source === "replay");
   }
 
   /** {@link ran} for a message's run or a dialog's (nothing to do, and no allocation, unless one was counted). */
@@ -170,8 +171,9 @@ export class HandlerFailures {
    */
   ranOut(incoming: Incoming): AttemptsRanOut | undefined {
     const run = countedAs(incoming);
-    // Only a run the start took up again can have run out: a message caught up, a dialog's run.
-    if (run.source !== "catch-up" && run.dialog === undefined) return undefined;
+    // Only a run the start took up again can have run out: a message caught up, a dialog's run,
+    // a dead letter replayed.
+    if (run.source !== "catch-up" && run.source !== "replay" && run.dialog === undefined) return undefined;
     return this.ranOutRun(run);
   }
 

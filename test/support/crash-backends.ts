@@ -11,7 +11,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { type CliProcess, spawnCli } from "./cli.ts";
+import { type CliProcess, runCli, spawnCli } from "./cli.ts";
 import { botEmail } from "./e2e-daemon.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./redis.ts";
 
@@ -58,14 +58,18 @@ export async function crashBackends(label: string): Promise<Array<[string, (dir:
 /**
  * A project in a new folder for a crash test: `bot(dir)` as `./bot.mjs`, one bot `b` on the
  * sandbox's first bot account, on `backend`, failing runs retried `attempts` times 200 ms apart.
- * `spawn` starts `bothost run` on it (`more`: environment variables, such as crash points).
+ * `spawn` starts `bothost run` on it (`more`: environment variables, such as crash points);
+ * `cli` runs another command on it (`bothost failed …`).
  */
 export async function crashProject(
   sandbox: Sandbox,
   backend: (dir: string) => Backend,
   bot: (dir: string) => string,
   attempts: number,
-): Promise<{ spawn(more?: Record<string, string>): CliProcess }> {
+): Promise<{
+  spawn(more?: Record<string, string>): CliProcess;
+  cli(args: string[]): ReturnType<typeof runCli>;
+}> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-crash-"));
   await writeFile(path.join(dir, "bot.mjs"), bot(dir));
   const file = path.join(dir, "bothost.yaml");
@@ -79,7 +83,10 @@ export async function crashProject(
   ];
   await writeFile(file, `${yaml.join("\n")}\n`);
   const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
-  return { spawn: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }) };
+  return {
+    spawn: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }),
+    cli: (args) => runCli([...args, "--config", file], { env }),
+  };
 }
 
 /**

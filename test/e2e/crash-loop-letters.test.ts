@@ -1,0 +1,89 @@
+/**
+ * A dead letter marked for replay whose handler brings the process down (out of memory, a native
+ * crash, `process.exit`): each start after the kill replays it, counted as it begins, so it ends
+ * as a dead letter again (its replay mark gone) after `retries.attempts` kills, instead of killing
+ * every start. An operator's `bothost failed retry` (and a kept webhook delivery) goes through
+ * the same replay. Real `bothost run` processes, on the file store and on Redis.
+ */
+import { describe, expect, it } from "vitest";
+import { RECOVERING_LINE } from "../../src/pipeline/handler-failures.ts";
+import type { CliProcess } from "../support/cli.ts";
+import { crashBackends, crashProject } from "../support/crash-backends.ts";
+import { botSaid, orgWithBots, sayToBot, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
+
+useE2eCleanup();
+
+const backends = await crashBackends("crash-loop-letters");
+
+/** Throws on "poison" (it becomes a dead letter); with POISON=kill, kills the process instead. */
+const BOT = `export default { events: ["message"], setup(bot) {
+  bot.on("message", async (ctx) => {
+    const said = ctx.event.message.content;
+    if (said === "poison") {
+      if (process.env.POISON !== "kill") throw new Error("boom");
+      ctx.log.info("poison ran");
+      process.kill(process.pid, "SIGKILL");
+      await new Promise(() => {});
+    }
+    await ctx.reply("ok " + said);
+  });
+} };\n`;
+
+const ATTEMPTS = 3;
+const said = (daemon: CliProcess, msg: string) => daemon.logs().filter((l) => l.msg === msg).length;
+
+describe.each(backends)("on the %s", (_name, backendFor) => {
+  it("a replayed dead letter that kills the process each time is kept again after retries.attempts restarts", {
+    timeout: 90_000,
+  }, async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(1));
+    const { spawn: start, cli } = await crashProject(sandbox, backendFor, () => BOT, ATTEMPTS);
+
+    const first = start();
+    await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+    sayToBot(sandbox, "poison");
+    await first.waitForLog((l) => String(l.msg).startsWith("handler failed (every attempt failed)"), 20_000);
+    first.kill("SIGTERM");
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+
+    // Marked for replay while no daemon runs; the code now kills the process on it.
+    const listed = JSON.parse((await cli(["failed", "list", "--json"])).stdout) as { id: string }[];
+    expect(listed).toHaveLength(1);
+    expect((await cli(["failed", "retry", listed[0]!.id])).code).toBe(0);
+    sayToBot(sandbox, "after");
+
+    const killed: CliProcess[] = [];
+    let daemon = start({ POISON: "kill" });
+    for (;;) {
+      const exited = daemon.exited.then(() => "killed" as const);
+      const kept = daemon
+        .waitForLog((l) => String(l.msg).startsWith("replayed dead letter failed again"), 30_000)
+        .then(() => "kept" as const);
+      if ((await Promise.race([exited, kept])) === "kept") break;
+      killed.push(daemon);
+      expect(killed.length).toBeLessThanOrEqual(ATTEMPTS + 1);
+      daemon = start({ POISON: "kill" });
+    }
+    // The first replay (a clean start) is not counted; then `ATTEMPTS` counted ones.
+    expect(killed.length).toBe(ATTEMPTS + 1);
+    expect(said(killed[0]!, RECOVERING_LINE)).toBe(0);
+    for (const d of [...killed.slice(1), daemon]) expect(said(d, RECOVERING_LINE)).toBe(1);
+    expect(said(daemon, "poison ran")).toBe(0);
+    const again = daemon.logs().find((l) => String(l.msg).startsWith("replayed dead letter failed again"));
+    expect(JSON.stringify(again)).toContain(`all ${ATTEMPTS} attempts were made before the bot restarted`);
+    await expect
+      .poll(() => botSaid(sandbox).filter((m) => m === "ok after"), { timeout: 15_000 })
+      .toHaveLength(1);
+
+    // Kept, not marked: a clean stop and a start replay nothing.
+    daemon.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    const last = start({ POISON: "kill" });
+    await last.waitForLog((l) => l.msg === "daemon started", 20_000);
+    expect(said(last, "replaying a dead letter")).toBe(0);
+    const kept = JSON.parse((await cli(["failed", "list", "--json"])).stdout) as unknown[];
+    expect(kept).toHaveLength(1);
+    last.kill("SIGTERM");
+    expect(await last.exited).toEqual({ code: 0, signal: null });
+  });
+});
