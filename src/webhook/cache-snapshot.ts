@@ -22,6 +22,8 @@ export const SNAPSHOT_MAX_AGE_MS = 60_000;
 
 /** After a registration that failed, how long before a delivery tries again. */
 const RETRY_MS = 10_000;
+/** How long the delivery waits for the registration: well within the server's 10 s for an answer. */
+const TAKE_TIMEOUT_MS = 3_000;
 
 /** The event types whose initial state seeds a cache (register-params.ts fetches them alike). */
 const CACHED = ["realm_user", "user_group"];
@@ -69,19 +71,20 @@ export class CacheSnapshot {
    * Before a delivery: the snapshot taken again when it is too old (one at a time; what else
    * comes meanwhile waits for the same one), else undefined. A registration that fails leaves
    * the snapshot as it was (logged; tried again after 10 s at the soonest): the delivery goes on.
+   * The registration is given 3 s, so that the delivery is still answered in the server's time.
    */
-  fresh(signal?: AbortSignal): Promise<void> | undefined {
+  fresh(): Promise<void> | undefined {
     if (this.#types === undefined || this.#o.once || this.#o.clock.now() - this.#at < SNAPSHOT_MAX_AGE_MS)
       return undefined;
-    this.#taking ??= this.#take(signal).finally(() => {
+    this.#taking ??= this.#take().finally(() => {
       this.#taking = undefined;
     });
     return this.#taking;
   }
 
-  async #take(signal: AbortSignal | undefined): Promise<void> {
+  async #take(): Promise<void> {
     const { client, log } = this.#o;
-    const options = { retry: { maxAttempts: 1 }, ...(signal ? { signal } : {}) };
+    const options = { retry: { maxAttempts: 1 }, timeoutMs: TAKE_TIMEOUT_MS };
     try {
       const reg = await client.events.register(registerParams({ eventTypes: this.#types! }), options);
       if (reg.queue_id) void client.events.deleteQueue(reg.queue_id).catch(() => {});
