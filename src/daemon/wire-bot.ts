@@ -212,11 +212,8 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const recordsTtlMs = effectRecordsTtlMs(o);
   // A handler run's ctx.state writes are marked applied for as long as its sends' records live.
   // Its writes at once (`bot.state`, `ctx.state.immediate`) are committed before they resolve.
-  const kv = new KV(
-    store.namespace("kv"),
-    { store: store.namespace("applied"), ttlMs: recordsTtlMs },
-    commit,
-  );
+  const applied = { store: store.namespace("applied"), ttlMs: recordsTtlMs };
+  const kv = new KV(store.namespace("kv"), applied, commit);
   const services = new BotServices({
     name,
     client,
@@ -291,7 +288,10 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const failing = { letters, log, clock, metrics, health: storeHealth, handlerTimeoutMs: o.handlerTimeoutMs };
   const attempts = o.captured || o.mode === "backtest" ? undefined : store.namespace("attempts");
   const failures = new HandlerFailures({ ...failing, retries: o.retries, commit, attempts });
-  const runJob: RunJob = jobRunner({ ...failing, effects }, failures);
+  const caches = new CacheSnapshot({ client, log, clock, services, once: o.mode === "backtest" });
+  // A bot without a queue reads its users and groups again before a job too, once they are old.
+  const jobs = jobRunner({ ...failing, effects }, failures);
+  const runJob: RunJob = (...job) => caches.fresh()?.then(() => jobs(...job)) ?? jobs(...job);
   const scheduler = new BotScheduler({
     client,
     store,
@@ -304,7 +304,6 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     storeLanded: () => storeHealth.landed(),
   });
   const webhook = { client, log, contexts, backoff: o.backoff, clock };
-  const caches = new CacheSnapshot({ client, log, clock, services, once: o.mode === "backtest" });
   return {
     effects,
     began: () => {

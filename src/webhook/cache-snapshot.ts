@@ -3,7 +3,7 @@
  * groups it keeps (`bot.track("users", "groups")`, or a command's role or group check), which no
  * queue keeps current. They are seeded from a registration that asks for the initial state of
  * the bot's event types, its queue deleted at once. An outgoing-webhook bot takes the snapshot
- * again before a delivery once it is older than {@link SNAPSHOT_MAX_AGE_MS}: a question others
+ * again before a delivery (or a cron job's run) once it is older than {@link SNAPSHOT_MAX_AGE_MS}: a question others
  * answer (an approval by a group's member) and a command's permission are judged on membership
  * at most that old, and a bot that sees no message makes no call. A backtest keeps its first:
  * today's, as the history is read. A bot that keeps neither cache registers for heartbeats alone.
@@ -68,7 +68,7 @@ export class CacheSnapshot {
   }
 
   /**
-   * Before a delivery: the snapshot taken again when it is too old (one at a time; what else
+   * Before a delivery or a job's run: the snapshot taken again when it is too old (one at a time; what else
    * comes meanwhile waits for the same one), else undefined. A registration that fails leaves
    * the snapshot as it was (logged; tried again after 10 s at the soonest): the delivery goes on.
    * The registration is given 3 s, so that the delivery is still answered in the server's time.

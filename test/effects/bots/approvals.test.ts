@@ -14,6 +14,7 @@ import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach } from "vitest";
 import approvals from "../../../bots/approvals.ts";
 import { deleteMessageAs } from "../../support/delete-message.ts";
+import { addToGroup } from "../../support/group-members.ts";
 import { BOT, OWNER, RELEASE_ORG, REQ, RITA, RON } from "../../support/release-org.ts";
 import { renewed } from "../../support/two-questions.ts";
 
@@ -350,24 +351,10 @@ test("as an outgoing-webhook bot: a member's approval is taken, and a member add
   // The owner joins the group; a minute later the bot reads the groups again before a message.
   const second = bot.post(REQ, say("deploy web 2.0"));
   expect((await bot.nextReply({ after: second })).content).toContain("asks to deploy **web 2.0**");
-  const group = sandbox.control.users().find((u) => u.email === OWNER)!.user_id;
-  const owner = { email: OWNER, key: sandbox.control.apiKeyOf(OWNER) };
-  const groups = await fetch(`${sandbox.url}/api/v1/user_groups`, { headers: basic(owner) });
-  const { user_groups } = (await groups.json()) as { user_groups: { id: number; name: string }[] };
-  const id = user_groups.find((g) => g.name === "release-managers")!.id;
-  const added = await fetch(`${sandbox.url}/api/v1/user_groups/${id}/members`, {
-    method: "POST",
-    headers: { ...basic(owner), "content-type": "application/x-www-form-urlencoded" },
-    body: `add=${encodeURIComponent(JSON.stringify([group]))}`,
-  });
-  expect(added.status).toBe(200);
+  await addToGroup(sandbox, "release-managers", OWNER, OWNER);
   await clock.advance(61_000);
   const decided = bot.post(OWNER, say("reject"));
   expect((await bot.nextReply({ after: decided })).content).toBe(
     "Deploy of web 2.0 rejected by Olive Owner.",
   );
-});
-
-const basic = (who: { email: string; key: string }) => ({
-  authorization: `Basic ${Buffer.from(`${who.email}:${who.key}`).toString("base64")}`,
 });

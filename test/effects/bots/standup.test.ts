@@ -17,6 +17,7 @@ import standup, { expired, QUESTIONS, SENT, UNDER_WAY, WAITING } from "../../../
 import { FileStore } from "../../../dist/state/file-store.js";
 import { startInProcessDaemon } from "../../../dist/testing/in-process-daemon.js";
 import { gatedBackend, StoreGate } from "../../support/gated-store.ts";
+import { addToGroup } from "../../support/group-members.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEL = "mel@sandbox.example";
@@ -559,18 +560,7 @@ test("standup report said where the questions wait is the command; the question 
   clock,
 }) => {
   // The owner (a moderator) is in the group too, so asked at 09:30 as Mel is.
-  const owner = { email: OWNER, key: sandbox.control.apiKeyOf(OWNER) };
-  const auth = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString("base64")}`;
-  const listed = await fetch(`${sandbox.url}/api/v1/user_groups`, { headers: { authorization: auth } });
-  const { user_groups } = (await listed.json()) as { user_groups: { id: number; name: string }[] };
-  const group = user_groups.find((g) => g.name === "engineering")!.id;
-  const ownerId = sandbox.control.users().find((u) => u.email === OWNER)!.user_id;
-  const joined = await fetch(`${sandbox.url}/api/v1/user_groups/${group}/members`, {
-    method: "POST",
-    headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
-    body: `add=${encodeURIComponent(JSON.stringify([ownerId]))}`,
-  });
-  expect(joined.status).toBe(200);
+  await addToGroup(sandbox, "engineering", OWNER, OWNER);
   const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
   const toward = towardOf(bot, sandbox);
   await clock.advance(60_000);
