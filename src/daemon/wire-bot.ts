@@ -257,6 +257,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     health: storeHealth,
     // A dry run keeps no dialog (its questions were never sent); a backtest keeps them in its memory store.
     persist: !o.captured,
+    presses: o.mode !== "webhook",
     members: {
       inGroup: (group, userId) => {
         if (unknownGroup(services.groups, group))

@@ -40,6 +40,8 @@ export class Buttons {
     private readonly now: () => number,
     private readonly wanted: (() => void) | undefined,
     private readonly selfId: (() => number | undefined) | undefined = undefined,
+    /** False when no reaction reaches the bot (an outgoing-webhook bot): its questions get no buttons. */
+    readonly pressable = true,
   ) {}
 
   /** `entry` is known: found by its question's message id while that question takes reactions. */

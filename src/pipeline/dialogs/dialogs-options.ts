@@ -18,8 +18,10 @@ export interface DialogsOptions {
   log: Logger;
   /** Told of each write the store's outage fails, and of each that lands (store-health.ts). */
   health?: StoreHealth | undefined;
-  /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
+  /** False under `dry_run`: a dialog's first question ends the run, nothing is kept. */
   persist: boolean;
+  /** False for an outgoing-webhook bot, which no reaction reaches: its questions get no buttons. */
+  presses?: boolean;
   /**
    * Told when the bot needs events of `type`: reactions while a question with emoji choices waits,
    * message moves while one waits in a channel topic, message deletions while one waits.

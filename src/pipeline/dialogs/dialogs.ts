@@ -67,7 +67,7 @@ export class Dialogs {
     this.#o = options;
     const who = () => options.members ?? NOBODY_KNOWN;
     const reactions = options.wants && (() => options.wants?.("reaction"));
-    this.buttons = new Buttons(who, () => options.clock.now(), reactions, options.selfId);
+    this.buttons = new Buttons(who, () => options.clock.now(), reactions, options.selfId, options.presses);
     this.log = new DialogLog(options.store, options.commit);
     this.#deadlines = new DeadlineTimer(options.clock, () => this.#known.values());
     this.#known = new DialogIndex(this.buttons, this.#deadlines, options.wants);

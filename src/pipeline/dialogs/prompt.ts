@@ -299,12 +299,13 @@ async function ask<T>(
   const due = sentAt === undefined ? deadline : Math.min(deadline, sentAt + timeoutMs);
   // Reactions on it before its log is kept wait for the log, as typed answers do.
   const entry = dialogs.entry(head.id);
-  if (shown !== undefined && asked.react && entry)
+  const buttons = shown !== undefined && asked.react !== undefined && dialogs.buttons.pressable;
+  if (buttons && entry)
     dialogs.buttons.sent(shown, entry, asked.in?.key ?? head.home?.[0] ?? head.conversation);
   // The choices' emoji on the question, as buttons (one already there is no failure; one the
   // server refuses is logged, and its choice is still answered by its text or number). Their
   // codes, read meanwhile, are kept: a press under another name of an emoji answers too.
-  const names = shown !== undefined && asked.react ? Object.keys(asked.react) : [];
+  const names = buttons ? Object.keys(asked.react!) : [];
   const codes = names.length > 0 ? ctx.buttonCodes(names) : undefined;
   if (shown !== undefined) for (const name of names) await ctx.react(shown, name).catch(() => {});
   const rc = await codes;
