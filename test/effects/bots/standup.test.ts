@@ -60,17 +60,21 @@ const dayTopic = (bot: TestBot) =>
     .filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30")
     .map((m) => m.content);
 
+/** The standup bot started at 09:29, then 09:30: the first question waits for each of `people`. */
+async function askedAt930({ runBot, sandbox, clock }: BotFixtures, people = [MEL, DEE]) {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  await clock.advance(60_000);
+  await expect.poll(() => people.map(toward)).toEqual(people.map(() => [QUESTIONS[0]]));
+  return { bot, toward, topic: () => dayTopic(bot) };
+}
+
 test("asks the group at 09:30, posts each person's answers to the day's topic, through a crash", async ({
   runBot,
   sandbox,
   clock,
 }) => {
-  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
-  const toward = towardOf(bot, sandbox);
-  const topic = () => dayTopic(bot);
-
-  await clock.advance(60_000);
-  await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+  const { bot, toward, topic } = await askedAt930({ runBot, sandbox, clock });
 
   expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
   await bot.restart({ crash: true });
@@ -531,11 +535,7 @@ test("standup skip [reason] said where the questions wait skips the day", async 
   sandbox,
   clock,
 }) => {
-  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
-  const toward = towardOf(bot, sandbox);
-  const topic = () => dayTopic(bot);
-  await clock.advance(60_000);
-  await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+  const { bot, toward, topic } = await askedAt930({ runBot, sandbox, clock });
 
   // At the first question, with a reason; at the second, without one.
   expect((await bot.ask(MEL, dm("standup skip sick today"))).content).toBe("Skipped for today.");
@@ -561,10 +561,7 @@ test("standup report said where the questions wait is the command; the question 
 }) => {
   // The owner (a moderator) is in the group too, so asked at 09:30 as Mel is.
   await addToGroup(sandbox, "engineering", OWNER, OWNER);
-  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
-  const toward = towardOf(bot, sandbox);
-  await clock.advance(60_000);
-  await expect.poll(() => [toward(OWNER), toward(MEL)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+  const { bot, toward } = await askedAt930({ runBot, sandbox, clock }, [OWNER, MEL]);
 
   const report = await bot.ask(OWNER, dm("standup report"));
   expect(report.content).toBe(
