@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { RECOVERING_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { CliProcess } from "../support/cli.ts";
-import { crashBackends, crashProject } from "../support/crash-backends.ts";
+import { crashBackends, crashProject, startUntilKept } from "../support/crash-backends.ts";
 import { botSaid, orgWithBots, sayToBot, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
@@ -52,18 +52,12 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     expect((await cli(["failed", "retry", listed[0]!.id])).code).toBe(0);
     sayToBot(sandbox, "after");
 
-    const killed: CliProcess[] = [];
-    let daemon = start({ POISON: "kill" });
-    for (;;) {
-      const exited = daemon.exited.then(() => "killed" as const);
-      const kept = daemon
-        .waitForLog((l) => String(l.msg).startsWith("replayed dead letter failed again"), 30_000)
-        .then(() => "kept" as const);
-      if ((await Promise.race([exited, kept])) === "kept") break;
-      killed.push(daemon);
-      expect(killed.length).toBeLessThanOrEqual(ATTEMPTS + 1);
-      daemon = start({ POISON: "kill" });
-    }
+    const poisoned = () => start({ POISON: "kill" });
+    const { killed, daemon } = await startUntilKept(
+      poisoned,
+      "replayed dead letter failed again",
+      ATTEMPTS + 1,
+    );
     // The first replay (a clean start) is not counted; then `ATTEMPTS` counted ones.
     expect(killed.length).toBe(ATTEMPTS + 1);
     expect(said(killed[0]!, RECOVERING_LINE)).toBe(0);

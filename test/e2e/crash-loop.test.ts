@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RECOVERING_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { CliProcess } from "../support/cli.ts";
-import { crashBackends, crashProject, jobSoon } from "../support/crash-backends.ts";
+import { crashBackends, crashProject, jobSoon, startUntilKept } from "../support/crash-backends.ts";
 import { botSaid, orgWithBots, sayToBot, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
@@ -60,19 +60,11 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
 
       // Each start after a kill takes the run up again, counted: `ATTEMPTS` more kills, then it is kept.
-      const killed: CliProcess[] = [];
-      let daemon = start();
-      for (;;) {
-        const exited = daemon.exited.then(() => "killed" as const);
-        const kept = daemon
-          .waitForLog((l) => String(l.msg).startsWith("handler failed (every attempt failed)"), 30_000)
-          .then(() => "kept" as const);
-        // A daemon that neither died nor kept the run fails the test (waitForLog's timeout).
-        if ((await Promise.race([exited, kept])) === "kept") break;
-        killed.push(daemon);
-        expect(killed.length).toBeLessThanOrEqual(ATTEMPTS);
-        daemon = start();
-      }
+      const { killed, daemon } = await startUntilKept(
+        start,
+        "handler failed (every attempt failed)",
+        ATTEMPTS,
+      );
       expect(killed.length).toBe(ATTEMPTS);
       for (const d of [...killed, daemon]) expect(said(d, RECOVERING_LINE)).toBe(1);
       for (const d of killed) expect(said(d, "poison ran")).toBe(1);

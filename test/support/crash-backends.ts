@@ -6,7 +6,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll } from "vitest";
+import { afterAll, expect } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
@@ -87,6 +87,29 @@ export async function crashProject(
     spawn: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }),
     cli: (args) => runCli([...args, "--config", file], { env }),
   };
+}
+
+/**
+ * Starts a daemon with `start()`, and again after each time it dies, until one logs a line
+ * beginning with `kept` (each waited for 30 s at most): the daemons that died, and the one that
+ * logged it. More than `most` deaths fail the test (a crash loop).
+ */
+export async function startUntilKept(
+  start: () => CliProcess,
+  kept: string,
+  most: number,
+): Promise<{ killed: CliProcess[]; daemon: CliProcess }> {
+  const killed: CliProcess[] = [];
+  for (let daemon = start(); ; daemon = start()) {
+    const exited = daemon.exited.then(() => "killed" as const);
+    const found = daemon
+      .waitForLog((l) => String(l.msg).startsWith(kept), 30_000)
+      .then(() => "kept" as const);
+    // A daemon that neither died nor logged it fails the test (waitForLog's timeout).
+    if ((await Promise.race([exited, found])) === "kept") return { killed, daemon };
+    killed.push(daemon);
+    expect(killed.length).toBeLessThanOrEqual(most);
+  }
 }
 
 /**
