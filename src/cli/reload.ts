@@ -15,8 +15,11 @@ full and set up each new bot version (while the old one still runs), then apply 
 added bots start, removed bots stop (their event queues are deleted), bots whose entry, settings,
 key or module changed restart with catch-up; the others keep their queues. A config with errors,
 or a bot whose setup throws, is refused (printed with file:line:column, or the bot, its module and
-the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as
-sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory;
+the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. A bot it
+started whose settings name a channel or user group the bot cannot see runs all the same: each
+such setting is printed located, on a line "Warning: …", and the exit code stays 0. Same as
+sending the daemon SIGHUP, except that after a SIGHUP the warnings are in the daemon's log only.
+The daemon is asked on its admin socket (in the state directory;
 with state.redis, in $TMPDIR/bothost-<uid>/), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
 file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
@@ -28,7 +31,8 @@ refused the config: its error is printed on stderr, exit 1.
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
       --json          Print the result as JSON on stdout, a refused config included:
-                      { refused: false, add, remove, restart, keep, failed, needRestart },
+                      { refused: false, add, remove, restart, keep, failed, needRestart }
+                      (and warnings: ["file:line:column path: message", …] when there are some),
                       { refused: true, problems: ["file:line:column path: message", …] }, or
                       { refused: null, signal: "SIGHUP", pid } when only a signal was sent
   -h, --help          Show this text

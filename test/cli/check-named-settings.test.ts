@@ -139,6 +139,17 @@ it("bothost reload says them to the operator, located, and applies the reload", 
   const again = JSON.parse((await runCli(["reload", "--json"], { cwd: project })).stdout);
   expect(again).toMatchObject({ refused: false, restart: [] });
   expect(again.warnings).toBeUndefined();
+  // A misspelt group too, in --json as `warnings`.
+  const group = await withRelay("      channel: general\n      approvers: release-manager\n");
+  const json = await runCli(["reload", "--json"], { cwd: project });
+  expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(JSON.parse(json.stdout)).toMatchObject({
+    refused: false,
+    restart: ["relay"],
+    warnings: [
+      `${at(group, "release-manager")} bots.relay.settings.approvers: "release-manager" (did you mean "release-managers"?) names no user group the bot can see: check the spelling (or give the group's id)`,
+    ],
+  });
   daemon.child.kill("SIGTERM");
   expect((await daemon.exited).code).toBe(0);
 });
