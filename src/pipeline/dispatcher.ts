@@ -1,7 +1,7 @@
 import { timeoutSignal } from "../api/sleep.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
-import { isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
+import { type AnyEvent, isTypedEvent, type ServerEvent } from "../wire/events.ts";
 import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
@@ -9,7 +9,6 @@ import type { ConversationQueue } from "./conversation-queue.ts";
 import { DeliveryLedger, LEDGER_CARRIED, type MessageLedger } from "./delivery-ledger.ts";
 import { whenAnswerRun, whenQuestionRun } from "./dialogs/dialog-entry.ts";
 import type { Move } from "./dialogs/dialog-moves.ts";
-import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { DialogEngine } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
@@ -17,6 +16,7 @@ import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
 import { LedgerCommits } from "./ledger-commits.ts";
+import { replayLetter } from "./letter-replay.ts";
 import { HandlerRuns } from "./runs.ts";
 import { LEASE_STOP } from "./stop-cut.ts";
 import { WebhookLedger } from "./webhook-ledger.ts";
@@ -259,72 +259,16 @@ export class Dispatcher {
     return this.#engine.endByOperator(id, note);
   }
 
-  /**
-   * An operator replays a dead letter: ordered with its conversation and run like a live event,
-   * bypassing the ledger (its message was recorded as handled when it was kept). Resolves true
-   * when it was handled (the letter is then removed). A delivery kept before it ever ran (an
-   * outgoing webhook's, answered while the bot was not ready) goes through the ledger instead, at
-   * every replay (a failed one keeps it unrecorded): the server may repeat it (its answer lost, a
-   * kill before it was sent), and whichever of the letter and the repeat comes second runs
-   * nothing; the letter's run is recorded once handled, and released if not (the repeat then runs).
-   */
+  /** An operator replays a dead letter (letter-replay.ts): resolves true when it was handled (then removed). */
   replay(letter: DeadLetter): Promise<boolean> {
-    const { event, issue } = reviveEvent(letter.event);
-    const commits = this.#commits;
-    // Webhook mode's ledger: a message begun and never finished holds no cursor back there.
-    // A letter kept by an older version is marked by its attempts alone (none until its first replay).
-    const held = letter.source === "webhook" && (letter.heldDelivery === true || letter.attempts === 0);
-    const ledger = held && commits?.ledger instanceof WebhookLedger ? commits.ledger : undefined;
-    const id = ledger ? ledgerIdOf(event) : undefined;
-    if (id !== undefined && ledger?.isDuplicate(id)) {
-      this.#o.log.info(
-        { deadLetter: letter.id, messageId: id },
-        "a kept delivery's message was handled already (the server repeated it): its dead letter is removed",
-      );
-      // A removal refused: the letter stays, and the next look finds its message handled again.
-      return (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(
-        () => true,
-        () => false,
-      );
-    }
-    if (id !== undefined) ledger?.begin(id);
-    // Handled: recorded before the letter is removed, so that no crash between the two leaves
-    // neither (a repeat at the next start would run again). Not handled (kept again, or left to
-    // the next start): not recorded, so that it runs then.
-    let recorded: Promise<void> | undefined;
-    const record = () => (recorded ??= Promise.resolve(id === undefined ? undefined : commits?.finish(id)));
-    return new Promise((replayed) => {
-      const onReplayed = (handled: boolean) => {
-        if (!handled) {
-          if (id !== undefined && ledger) {
-            ledger.release(id);
-            this.#o.log.info(
-              { deadLetter: letter.id, messageId: id },
-              "a kept delivery's replay was not handled: its letter stays, and a repeat of it by the server runs",
-            );
-          }
-          return replayed(false);
-        }
-        record().then(
-          () => replayed(true),
-          () => replayed(false),
-        );
-      };
-      // A letter kept by an older version carries a record this one cannot replay: its run starts afresh.
-      const kept = letter.dialog as unknown as DialogRecord | undefined;
-      const dialog = kept?.v === 2 ? kept : undefined;
-      const incoming: Incoming = {
-        event,
-        replayed: true,
-        issue,
-        reply: undefined,
-        letter,
-        onReplayed,
-        ...(id === undefined ? {} : { recordHandled: record }),
-        ...(dialog ? { dialog } : {}),
-      };
-      this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);
-    });
+    const { log, letters } = this.#o;
+    const push = (
+      event: AnyEvent,
+      issue: string | undefined,
+      incoming: Incoming,
+      task: DialogEngine["run"],
+    ) => this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, task, incoming);
+    return replayLetter({ log, letters, commits: this.#commits, run: this.#run, push }, letter);
   }
 
   /**

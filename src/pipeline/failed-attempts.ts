@@ -70,7 +70,7 @@ export class AttemptsRanOut extends BothostError<"ATTEMPTS_RAN_OUT"> {
  * its attempts, and its run again from the log after a crash, share the key; the next answer or
  * deadline makes another.
  */
-function dialogRunKey(dialog: DialogRecord): string {
+export function dialogRunKey(dialog: DialogRecord): string {
   const ends = dialog.steps.filter((s) => s.timedOut || s.deleted).length;
   return `d:${dialog.id}:${dialog.step}:${dialog.answered.length}:${ends}`;
 }

@@ -5,7 +5,10 @@
  */
 import { timeoutSignal } from "../api/sleep.ts";
 import { NoRetry } from "../errors/no-retry.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
+import type { DialogRecord } from "./dialogs/dialog-record.ts";
+import { dialogRunKey } from "./failed-attempts.ts";
 import { describeRefusal, refusalOf, refusedError } from "./handler-failures-refusals.ts";
 import type { FailedRun, HandlerFailuresOptions } from "./handler-failures-types.ts";
 import { handlerTimedOut } from "./router-error.ts";
@@ -111,7 +114,7 @@ export class FailureEnds {
         lastFailedAt: new Date(last).toISOString(),
         effects: run.effects(),
       };
-      const again = run.letter;
+      const again = run.letter ?? (await this.#letterOfRun(run));
       if (again) await o.letters.failedAgain(again.id, { ...failed, retryRequestedAt });
       const { source, dialog, records } = run;
       const event = run.event as unknown as JsonValue;
@@ -135,6 +138,22 @@ export class FailureEnds {
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
     }
+  }
+
+  /**
+   * For a dialog's run taken up from its log, the letter still marked for replay of the same run
+   * (its dialog, step and answers): a replay of it began the dialog again and a crash cut it. The
+   * run is that letter's, kept again, not a second letter (letter-replay.ts then leaves it).
+   */
+  async #letterOfRun(run: FailedRun): Promise<DeadLetter | undefined> {
+    const record = run.dialog as unknown as DialogRecord | undefined;
+    if (record?.v !== 2 || !this.#o.letters) return undefined;
+    const key = dialogRunKey(record);
+    const marked = await this.#o.letters.retryRequested();
+    return marked.find((l) => {
+      const of = l.dialog as unknown as DialogRecord | undefined;
+      return of?.v === 2 && dialogRunKey(of) === key;
+    });
   }
 }
 

@@ -2,7 +2,9 @@
  * A dead letter marked for replay whose handler brings the process down (out of memory, a native
  * crash, `process.exit`): each start after the kill replays it, counted as it begins, so it ends
  * as a dead letter again (its replay mark gone) after `retries.attempts` kills, instead of killing
- * every start: a message's letter, and a cron job's occurrence's (its job replays it). An
+ * every start: a message's letter, a dialog's (its replay begins the dialog again, which the next
+ * start takes up from its log: that run's count ends it, and the same letter is kept again, not a
+ * second), and a cron job's occurrence's (its job replays it). An
  * operator's `bothost failed retry` (and a kept webhook delivery: crash-loop-kept-delivery.test.ts)
  * goes through the same replay. Real `bothost run` processes, on the file store and on Redis.
  */
@@ -16,23 +18,22 @@ useE2eCleanup();
 
 const backends = await crashBackends("crash-loop-letters");
 
-/** Throws on "poison" (it becomes a dead letter); with POISON=kill, kills the process instead. */
+/** Throws (the run becomes a dead letter); with POISON=kill, kills the process instead. */
+const POISON = `if (process.env.POISON !== "kill") throw new Error("boom");
+  ctx.log.info("poison ran"); process.kill(process.pid, "SIGKILL"); await new Promise(() => {});`;
+
+/** Poisoned by the message "poison", or by the answer "poison" to the question "ask" asks. */
 const BOT = `export default { events: ["message"], setup(bot) {
   bot.on("message", async (ctx) => {
     const said = ctx.event.message.content;
-    if (said === "poison") {
-      if (process.env.POISON !== "kill") throw new Error("boom");
-      ctx.log.info("poison ran");
-      process.kill(process.pid, "SIGKILL");
-      await new Promise(() => {});
+    if (said === "poison") { ${POISON} }
+    if (said === "ask") {
+      const size = await ctx.prompt("Which size?");
+      if (size.text === "poison") { ${POISON} }
     }
     await ctx.reply("ok " + said);
   });
 } };\n`;
-
-/** The same as a cron job: it throws, or with POISON=kill kills the process; messages are answered. */
-const JOB = `if (process.env.POISON !== "kill") throw new Error("boom");
-  ctx.log.info("poison ran"); process.kill(process.pid, "SIGKILL"); await new Promise(() => {});`;
 const REPLIES = `bot.on("message", (ctx) => ctx.reply("ok " + ctx.event.message.content));`;
 
 const ATTEMPTS = 3;
@@ -41,6 +42,7 @@ const said = (daemon: CliProcess, msg: string) => daemon.logs().filter((l) => l.
 describe.each(backends)("on the %s", (_name, backendFor) => {
   it.each([
     ["message", "message"],
+    ["dialog's run after its answer", "dialog"],
     ["cron job's occurrence", "job"],
   ] as const)(
     "a replayed dead letter of a %s that kills the process each time is kept again after retries.attempts restarts",
@@ -49,12 +51,17 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     },
     async (_what, kind) => {
       const sandbox = await startE2eSandbox(orgWithBots(1));
-      const bot = kind === "job" ? (dir: string) => jobSoon(dir, "poison-job", JOB, REPLIES) : () => BOT;
+      const bot = kind === "job" ? (dir: string) => jobSoon(dir, "poison-job", POISON, REPLIES) : () => BOT;
       const { spawn: start, cli } = await crashProject(sandbox, backendFor, bot, ATTEMPTS);
 
       const first = start();
       await first.waitForLog((l) => l.msg === "daemon started", 20_000);
       if (kind === "message") sayToBot(sandbox, "poison");
+      if (kind === "dialog") {
+        sayToBot(sandbox, "ask");
+        await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["Which size?"]);
+        sayToBot(sandbox, "poison");
+      }
       await first.waitForLog(
         (l) => String(l.msg).startsWith("handler failed (every attempt failed)"),
         20_000,
@@ -66,9 +73,9 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       const listed = JSON.parse((await cli(["failed", "list", "--json"])).stdout) as { id: string }[];
       expect(listed).toHaveLength(1);
       expect((await cli(["failed", "retry", listed[0]!.id])).code).toBe(0);
-      // Behind the message in its conversation: answered once it is out of the way. (Beside a job,
+      // Behind the message (the dialog) in its conversation: answered once it is out of the way. (Beside a job,
       // a message caught up at each kill would be counted and kept with it: sent afterwards.)
-      if (kind === "message") sayToBot(sandbox, "after");
+      if (kind !== "job") sayToBot(sandbox, "after");
 
       const poisoned = () => start({ POISON: "kill" });
       const { killed, daemon } = await startUntilKept(
