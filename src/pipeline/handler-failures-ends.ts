@@ -149,7 +149,8 @@ export class FailureEnds {
     const record = run.dialog as unknown as DialogRecord | undefined;
     if (record?.v !== 2 || !this.#o.letters) return undefined;
     const key = dialogRunKey(record);
-    const marked = await this.#o.letters.retryRequested();
+    // A read the store fails: the run is kept as a letter of its own.
+    const marked = await this.#o.letters.retryRequested().catch(() => []);
     return marked.find((l) => {
       const of = l.dialog as unknown as DialogRecord | undefined;
       return of?.v === 2 && dialogRunKey(of) === key;
