@@ -19,7 +19,7 @@ import { LedgerCommits } from "./ledger-commits.ts";
 import { replayLetter } from "./letter-replay.ts";
 import { HandlerRuns } from "./runs.ts";
 import { LEASE_STOP } from "./stop-cut.ts";
-import { WebhookLedger } from "./webhook-ledger.ts";
+import { markAnswersHandled, WebhookLedger } from "./webhook-ledger.ts";
 
 export type { DispatcherParts } from "./dispatcher-parts.ts";
 
@@ -207,9 +207,9 @@ export class Dispatcher {
     return true;
   }
 
-  /** Read the bot's dialogs (at each start, after the ledger). False when `signal` aborted meanwhile. */
-  openDialogs(signal: AbortSignal): Promise<boolean> {
-    return this.#engine.open(signal);
+  /** Read the bot's dialogs (at each start, after the ledger; their answers' marks: webhook-ledger.ts). False when `signal` aborted meanwhile. */
+  async openDialogs(signal: AbortSignal): Promise<boolean> {
+    return (await this.#engine.open(signal)) && markAnswersHandled(this.#o.dialogs, this.#commits);
   }
 
   /** Take failures again after a stop (the bot was started again); dialogs go on. */

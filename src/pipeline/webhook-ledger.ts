@@ -27,6 +27,8 @@
 import type { Logger } from "../api/logger.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { CURSOR, MARK_KEYS, type MessageLedger, rangesIn } from "./delivery-ledger.ts";
+import type { Dialogs } from "./dialogs/dialogs.ts";
+import type { LedgerCommits } from "./ledger-commits.ts";
 
 /** How many handled ids are kept above the floor (in memory, and in the store: about 10 kB). */
 export const KEEP = 1000;
@@ -208,6 +210,32 @@ export class WebhookLedger implements MessageLedger {
     }
     return low;
   }
+}
+
+/**
+ * At a start, with a webhook-mode ledger: the answers the dialogs' logs hold (read by `dialogs`
+ * just now) are marked handled where they are not. An answer's append to its dialog's log is its
+ * message's commit, and its mark in the ledger is written after it, so a crash between the two
+ * leaves the mark unwritten. A queue's catch-up brings that message again, and its dialog knows it
+ * as a copy (dialog-runs.ts); in webhook mode only the server's repeat of the delivery brings it,
+ * maybe once the dialog is over, when nothing would know it but the ledger. Resolves true once the
+ * marks are committed.
+ */
+export async function markAnswersHandled(
+  dialogs: Dialogs,
+  commits: LedgerCommits | undefined,
+): Promise<true> {
+  const ledger = commits?.ledger;
+  if (!(ledger instanceof WebhookLedger)) return true;
+  const committed: Promise<void>[] = [];
+  for (const entry of dialogs.entries())
+    for (const id of entry.head.answered) {
+      if (ledger.handled(id)) continue;
+      const commit = commits?.finish(id);
+      if (commit !== undefined) committed.push(commit);
+    }
+  await Promise.all(committed);
+  return true;
 }
 
 /** Sorted ids as runs: "3-5,9-10,20". */

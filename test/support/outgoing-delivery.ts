@@ -36,13 +36,20 @@ export async function postDelivery(sb: Sandbox, url: string, id: number, dispatc
 
 /**
  * The config of `bothost run` for the helper bot of `module`, against the server at `serverUrl`,
- * its state under `dir`, listening on `port`; its key in `${KEY}`, its token in `${HELPER_TOKEN}`.
+ * its state under `dir` (or as the `state` lines give it: a crash backend's), listening on `port`;
+ * its key in `${KEY}`, its token in `${HELPER_TOKEN}`.
  */
-export function helperRunConfig(o: { serverUrl: string; dir: string; port: number; module: string }): string {
+export function helperRunConfig(o: {
+  serverUrl: string;
+  dir: string;
+  port: number;
+  module: string;
+  state?: string;
+}): string {
   return (
     [
       `server:\n  url: ${o.serverUrl}`,
-      `state:\n  path: ${o.dir}/state`,
+      o.state ?? `state:\n  path: ${o.dir}/state`,
       "log:\n  level: info\n  pretty: false",
       `http:\n  listen: 127.0.0.1:${o.port}`,
       "bots:",

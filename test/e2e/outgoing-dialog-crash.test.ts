@@ -1,0 +1,120 @@
+/**
+ * A durable dialog of an outgoing-webhook bot under `bothost run`, the process killed (a crash
+ * point, `BOTHOST_FAILPOINTS`) right after an answer's append to the dialog's log landed: before
+ * its message is marked handled in the delivery ledger, and before the server was answered. The
+ * server retries a delivery whose connection broke, so the answer's delivery may come again to
+ * the next start, once the dialog is over. The append was the answer's commit: the dialog goes on
+ * from its log at the next start, and the repeat of the answer's delivery runs nothing. On the file store, and on Redis when one answers (else skipped).
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
+import { crashBackends } from "../support/crash-backends.ts";
+import { freePort } from "../support/http-daemon.ts";
+import { helperRunConfig, postDelivery } from "../support/outgoing-delivery.ts";
+import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
+
+const backends = await crashBackends("outgoing-dialog-crash");
+
+let sandbox: Sandbox | undefined;
+let dir: string | undefined;
+
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await killAll();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  sandbox = undefined;
+  dir = undefined;
+});
+
+const moduleText = `export default { setup(bot) {
+  bot.command("order", async (ctx) => {
+    const size = await ctx.prompt("Which size?", { timeout: "1h" });
+    const count = await ctx.prompt("How many?", { timeout: "1h" });
+    await ctx.reply(count.text + " x " + size.text);
+  });
+} };
+`;
+
+/** What the bot said in the direct message, oldest first. */
+function botSaid(sb: Sandbox): string[] {
+  const botId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+  return sb.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}
+
+describe.each(backends)("on the %s", (_name, backendFor) => {
+  it.each([
+    ["answer-logged@1", "the first answer"],
+    ["answer-logged@2", "the last answer"],
+  ])(
+    "killed at %s (%s): the dialog goes on once, a repeat of the answer's delivery runs nothing",
+    {
+      timeout: 60_000,
+    },
+    async (point) => {
+      const port = await freePort();
+      const sb = await startSandbox({ org: outgoingOrg(port) });
+      sandbox = sb;
+      dir = await mkdtemp(path.join(tmpdir(), "bothost-outgoing-dialog-crash-"));
+      const module = path.join(dir, "bot.mjs");
+      await writeFile(module, moduleText);
+      const file = path.join(dir, "bothost.yaml");
+      const state = backendFor(dir).yaml;
+      await writeFile(file, helperRunConfig({ serverUrl: sb.url, dir, port, module, state }));
+      const env = { KEY: sb.control.apiKeyOf(HELPER), HELPER_TOKEN: TOKEN };
+      const start = async (more: Record<string, string> = {}): Promise<CliProcess> => {
+        const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
+        await daemon.waitForLog((l) => l.msg === "ready for outgoing-webhook deliveries", 20_000);
+        return daemon;
+      };
+      const dm = (content: string) => sb.control.sendAs(MEL, { type: "direct", to: [HELPER], content }).id;
+      const url = `http://127.0.0.1:${port}`;
+
+      const armed = await start({ BOTHOST_FAILPOINTS: point });
+      dm("order");
+      await expect.poll(() => botSaid(sb), { timeout: 15_000 }).toEqual(["Which size?"]);
+      const answers = [dm("large")];
+      if (point.endsWith("@2")) {
+        await expect.poll(() => botSaid(sb), { timeout: 15_000 }).toEqual(["Which size?", "How many?"]);
+        answers.push(dm("2"));
+      }
+      // Killed with the answer's delivery unanswered: the server's tries meet no listener.
+      expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
+      await sb.control.settleWebhooks();
+      const failed = botSaid(sb).filter((m) => m.startsWith("Failure!"));
+      expect(failed).toEqual(["Failure! Bot is unavailable"]);
+
+      const again = await start();
+      // The dialog goes on from its log: the next question, once.
+      await expect
+        .poll(() => botSaid(sb).at(-1), { timeout: 15_000 })
+        .toBe(point.endsWith("@1") ? "How many?" : "2 x large");
+      if (point.endsWith("@1")) {
+        dm("2");
+        await expect.poll(() => botSaid(sb).at(-1), { timeout: 15_000 }).toBe("2 x large");
+      }
+      // The server's repeat of the killed delivery reaches the new start, the dialog over: the
+      // answer is known as handled, and nothing runs.
+      const killed = answers.at(-1)!;
+      expect(await postDelivery(sb, url, killed)).toEqual({
+        status: 200,
+        body: { response_not_required: true },
+      });
+      await sb.control.settleWebhooks();
+      const said = point.endsWith("@1")
+        ? ["Which size?", ...failed, "How many?"]
+        : ["Which size?", "How many?", ...failed];
+      expect(botSaid(sb)).toEqual([...said, "2 x large"]);
+      again.kill("SIGTERM");
+      expect(await again.exited).toEqual({ code: 0, signal: null });
+    },
+  );
+});
