@@ -11,6 +11,8 @@ export interface DeliverOptions {
   reply?: ReplyFn | undefined;
   /** Resolve once nothing runs: a dialog's run after the answer this event is, too (a backtest). */
   idle?: boolean;
+  /** Its sender repeats it should a crash cut its answer off (an outgoing webhook): see `Incoming`. */
+  repeatable?: boolean;
 }
 
 /**
@@ -28,7 +30,8 @@ export function deliverEvent(
   if (first) return first.then(() => deliverEvent(dispatcher, event, options, fresh));
   return new Promise((resolve) => {
     const done = () => resolve(options.idle ? dispatcher.onBelow(1).then(() => true) : true);
-    const incoming = { event, replayed: false, issue: undefined, reply: options.reply, recorded: done };
+    const { reply, repeatable } = options;
+    const incoming = { event, replayed: false, issue: undefined, reply, recorded: done, repeatable };
     if (!dispatcher.accept(incoming, done)) resolve(false);
   });
 }

@@ -24,6 +24,11 @@ export interface Incoming {
    * goes on from the log (an outgoing webhook's delivery is answered then, not after that run).
    */
   readonly recorded?: () => void;
+  /**
+   * Delivered by a sender that repeats a delivery whose answer a crash cut off (an outgoing
+   * webhook): a run again is not told from a first run, so its effects' records are read first.
+   */
+  readonly repeatable?: boolean;
   /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
   readonly letter?: DeadLetter;
   /** Told whether a replayed dead letter was handled. */

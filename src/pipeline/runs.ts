@@ -84,7 +84,7 @@ export class HandlerRuns {
 
   /** {@link run}, past the checks of the attempts counted before this start. */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
-    const rerun = incoming.replayed || incoming.letter !== undefined;
+    const rerun = incoming.replayed || incoming.letter !== undefined || incoming.repeatable === true;
     const effects = this.#effectsOf(incoming, rerun);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
     // A message's run can ask (ctx.prompt): it is a turn of a dialog.

@@ -103,7 +103,7 @@ export function registerOutgoingRoutes(
     const handOver = (found: OutgoingMessageEvent, arrived: number | undefined) => {
       const { answer, repeat } = exchange.answer(
         String(found.message.id),
-        (replyFn) => bot.runtime.deliver(found, { reply: replyFn }),
+        (replyFn) => bot.runtime.deliver(found, { reply: replyFn, repeatable: true }),
         async (content) => {
           const deps = bot.runtime.contextDeps();
           const target = replyTarget(found, undefined, deps.bot.userId);

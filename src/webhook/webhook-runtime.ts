@@ -69,8 +69,11 @@ export interface WebhookRuntime {
    * daemon's run goes.
    */
   settleDelivery(id: string | undefined, messageId: number): Promise<boolean>;
-  /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
-  deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
+  /**
+   * Hand an event to the bot's dispatch pipeline; true once its handlers finished. `repeatable`:
+   * the server repeats it should a crash cut its answer off (its run may be a run again).
+   */
+  deliver(event: ServerEvent, options?: { reply?: ReplyFn; repeatable?: boolean }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;

@@ -4,16 +4,20 @@
  * its message is marked handled in the delivery ledger, and before the server was answered. The
  * server retries a delivery whose connection broke, so the answer's delivery may come again to
  * the next start, once the dialog is over. The append was the answer's commit: the dialog goes on
- * from its log at the next start, and the repeat of the answer's delivery runs nothing. On the file store, and on Redis when one answers (else skipped).
+ * from its log at the next start, and the repeat of the answer's delivery runs nothing. Killed
+ * right after a `ctx.external` call returned, before the first question (the delivery unanswered,
+ * nothing kept yet): the server's repeat of the delivery at the next start runs the handler again,
+ * from the records of the killed run, so the call is not made again. On the file store, and on
+ * Redis when one answers (else skipped).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
-import { crashBackends } from "../support/crash-backends.ts";
+import { type Backend, crashBackends } from "../support/crash-backends.ts";
 import { freePort } from "../support/http-daemon.ts";
 import { helperRunConfig, postDelivery } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
@@ -32,8 +36,11 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const moduleText = `export default { setup(bot) {
+/** The bot: its call outside (`ctx.external`) writes a line to `calls` each time it is made. */
+const moduleText = (calls: string) => `import { appendFileSync } from "node:fs";
+export default { setup(bot) {
   bot.command("order", async (ctx) => {
+    await ctx.external("book", () => { appendFileSync(${JSON.stringify(calls)}, "book\\n"); return 1; });
     const size = await ctx.prompt("Which size?", { timeout: "1h" });
     const count = await ctx.prompt("How many?", { timeout: "1h" });
     await ctx.reply(count.text + " x " + size.text);
@@ -50,6 +57,43 @@ function botSaid(sb: Sandbox): string[] {
     .map((m) => String(m.content));
 }
 
+/**
+ * The sandbox (its outgoing-webhook bot pointed at a port chosen first) and the bot's project on
+ * `backend`; `start(env)` spawns `bothost run` and resolves once the bot takes deliveries.
+ */
+async function setUp(backendFor: (dir: string) => Backend) {
+  const port = await freePort();
+  const sb = await startSandbox({ org: outgoingOrg(port) });
+  sandbox = sb;
+  const where = await mkdtemp(path.join(tmpdir(), "bothost-outgoing-dialog-crash-"));
+  dir = where;
+  const module = path.join(where, "bot.mjs");
+  const calls = path.join(where, "calls");
+  await writeFile(module, moduleText(calls));
+  const file = path.join(where, "bothost.yaml");
+  const state = backendFor(where).yaml;
+  await writeFile(file, helperRunConfig({ serverUrl: sb.url, dir: where, port, module, state }));
+  const env = { KEY: sb.control.apiKeyOf(HELPER), HELPER_TOKEN: TOKEN };
+  const start = async (more: Record<string, string> = {}): Promise<CliProcess> => {
+    const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
+    await daemon.waitForLog((l) => l.msg === "ready for outgoing-webhook deliveries", 20_000);
+    return daemon;
+  };
+  const dm = (content: string) => sb.control.sendAs(MEL, { type: "direct", to: [HELPER], content }).id;
+  /** How many times the bot's call outside was made. */
+  const made = async () => (await readFile(calls, "utf8")).split("\n").filter(Boolean).length;
+  return { sb, start, dm, made, url: `http://127.0.0.1:${port}` };
+}
+
+/** Killed with a delivery unanswered: the server's tries meet no listener, and it says so. */
+async function killedUnanswered(sb: Sandbox, armed: CliProcess) {
+  expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
+  await sb.control.settleWebhooks();
+  const failed = botSaid(sb).filter((m) => m.startsWith("Failure!"));
+  expect(failed).toEqual(["Failure! Bot is unavailable"]);
+  return failed;
+}
+
 describe.each(backends)("on the %s", (_name, backendFor) => {
   it.each([
     ["answer-logged@1", "the first answer"],
@@ -60,24 +104,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       timeout: 60_000,
     },
     async (point) => {
-      const port = await freePort();
-      const sb = await startSandbox({ org: outgoingOrg(port) });
-      sandbox = sb;
-      dir = await mkdtemp(path.join(tmpdir(), "bothost-outgoing-dialog-crash-"));
-      const module = path.join(dir, "bot.mjs");
-      await writeFile(module, moduleText);
-      const file = path.join(dir, "bothost.yaml");
-      const state = backendFor(dir).yaml;
-      await writeFile(file, helperRunConfig({ serverUrl: sb.url, dir, port, module, state }));
-      const env = { KEY: sb.control.apiKeyOf(HELPER), HELPER_TOKEN: TOKEN };
-      const start = async (more: Record<string, string> = {}): Promise<CliProcess> => {
-        const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
-        await daemon.waitForLog((l) => l.msg === "ready for outgoing-webhook deliveries", 20_000);
-        return daemon;
-      };
-      const dm = (content: string) => sb.control.sendAs(MEL, { type: "direct", to: [HELPER], content }).id;
-      const url = `http://127.0.0.1:${port}`;
-
+      const { sb, start, dm, made, url } = await setUp(backendFor);
       const armed = await start({ BOTHOST_FAILPOINTS: point });
       dm("order");
       await expect.poll(() => botSaid(sb), { timeout: 15_000 }).toEqual(["Which size?"]);
@@ -86,11 +113,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
         await expect.poll(() => botSaid(sb), { timeout: 15_000 }).toEqual(["Which size?", "How many?"]);
         answers.push(dm("2"));
       }
-      // Killed with the answer's delivery unanswered: the server's tries meet no listener.
-      expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
-      await sb.control.settleWebhooks();
-      const failed = botSaid(sb).filter((m) => m.startsWith("Failure!"));
-      expect(failed).toEqual(["Failure! Bot is unavailable"]);
+      const failed = await killedUnanswered(sb, armed);
 
       const again = await start();
       // The dialog goes on from its log: the next question, once.
@@ -113,8 +136,33 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
         ? ["Which size?", ...failed, "How many?"]
         : ["Which size?", "How many?", ...failed];
       expect(botSaid(sb)).toEqual([...said, "2 x large"]);
+      expect(await made()).toBe(1);
       again.kill("SIGTERM");
       expect(await again.exited).toEqual({ code: 0, signal: null });
     },
   );
+
+  it("killed at external-made before the first question: the server's repeat of the delivery asks it, the call not made again", {
+    timeout: 60_000,
+  }, async () => {
+    const { sb, start, dm, made, url } = await setUp(backendFor);
+    const armed = await start({ BOTHOST_FAILPOINTS: "external-made@1" });
+    const first = dm("order");
+    const failed = await killedUnanswered(sb, armed);
+    expect(await made()).toBe(1);
+
+    const again = await start();
+    // The server's repeat reaches the new start: the handler runs again, from its records.
+    expect(await postDelivery(sb, url, first)).toEqual({ status: 200, body: { content: "Which size?" } });
+    expect(await made()).toBe(1);
+    dm("large");
+    await expect.poll(() => botSaid(sb).at(-1), { timeout: 15_000 }).toBe("How many?");
+    dm("2");
+    await expect.poll(() => botSaid(sb).at(-1), { timeout: 15_000 }).toBe("2 x large");
+    expect(await made()).toBe(1);
+    // The answer of the repeat was read by the test, not posted by the server.
+    expect(botSaid(sb)).toEqual([...failed, "How many?", "2 x large"]);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
 });
