@@ -20,12 +20,16 @@
  * that start takes up again (a message caught up, a dialog's run from its log, a job's occurrence
  * under way, a dead letter marked for replay: an operator's retry, a kept webhook delivery). A handler that kills the process (out of memory, a native crash, `process.exit`)
  * then brings it down at most `retries.attempts` + 1 times (its first run, before any kill, is
- * not counted) before its run is kept as a dead letter, instead of at every start. A run still
- * under way at each of those kills is counted alike.
+ * not counted) before its run is kept as a dead letter, instead of at every start. A run under way
+ * at such a kill is counted alike; once it has been, it runs alone among such runs of the process
+ * (crash-suspects.ts), so that it is counted again only when it is itself the run under way.
  */
+import { budgetWait } from "../api/budget-waits.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
+import { CRASH_SUSPECTS, type SuspectLane } from "./crash-suspects.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import type { FailedRun } from "./handler-failures-types.ts";
@@ -85,9 +89,20 @@ export class FailedAttempts {
   /** The keys of the runs counted as their first attempt began ({@link begins}), with the count before it. */
   #begun = new Map<string, number>();
 
-  constructor(store: StateStore | undefined, commit: () => Promise<void>) {
+  /** How long a run keeps its turn among the suspects at most (the handler timeout). */
+  readonly #hold: { clock: Clock; ms: number };
+  readonly #lane: SuspectLane;
+
+  constructor(
+    store: StateStore | undefined,
+    commit: () => Promise<void>,
+    hold: { clock: Clock; ms: number },
+    lane = CRASH_SUSPECTS,
+  ) {
     this.#store = store;
     this.#commit = commit;
+    this.#hold = hold;
+    this.#lane = lane;
   }
 
   /**
@@ -110,6 +125,7 @@ export class FailedAttempts {
   /** At a start: read the counts once, and keep those that reached `attempts` (a store that fails the read: none). */
   async load(attempts: number): Promise<boolean> {
     [this.#ranOut, this.#begun] = [new Map(), new Map()];
+    this.#lane.leave(this);
     const listed = (await this.#store?.list().catch(() => undefined)) ?? [];
     this.#recovering = false;
     for (const { key, value } of listed) {
@@ -134,6 +150,11 @@ export class FailedAttempts {
     return this.#begun.size > 0;
   }
 
+  /** The bot stops: its runs wait for no turn among the suspects (crash-suspects.ts). */
+  leave(): void {
+    this.#lane.leave(this);
+  }
+
   /** The bot stopped cleanly: the next start is no recovery (see {@link UNDER_WAY}). */
   async stopped(): Promise<void> {
     await this.#store?.delete(UNDER_WAY).catch(() => {});
@@ -141,11 +162,14 @@ export class FailedAttempts {
 
   /**
    * After a crash, a run the start took up again (`again`) has its first attempt counted before
-   * it begins; undefined (nothing to wait for) otherwise, and on the hot path.
+   * it begins; undefined (nothing to wait for) otherwise, and on the hot path. One counted before
+   * (under way at an earlier crash) first waits for its turn among the suspects (`signal`: its
+   * run's, whose handler timeout does not count that wait).
    */
   begins(
     run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
     again: boolean,
+    signal?: AbortSignal,
   ): Promise<void> | undefined {
     if (!this.#recovering || !again) return undefined;
     const key = this.#keyOf(run);
@@ -153,6 +177,9 @@ export class FailedAttempts {
     return this.#store!.get(key)
       .then(async (value) => {
         const count = countOf(value);
+        // Not stuck but waiting for its turn: the handler timeout of `signal`'s run is paused meanwhile.
+        if (count !== undefined && count.n > 0)
+          await budgetWait(this.#lane.take(this, key, this.#hold), signal);
         this.#begun.set(key, count?.n ?? 0);
         await this.#store!.set(key, { ...count, n: (count?.n ?? 0) + 1 }, { ttlMs: KEPT_MS });
         await this.#commit();
@@ -165,6 +192,7 @@ export class FailedAttempts {
     if (this.#begun.size === 0) return;
     const key = this.#keyOf(run);
     if (key === undefined || !this.#begun.delete(key)) return;
+    this.#lane.release(this, key);
     void this.#store!.delete(key).catch(() => {});
   }
 
@@ -205,6 +233,8 @@ export class FailedAttempts {
   ): Promise<void> {
     const key = this.#keyOf(run);
     if (key === undefined) return;
+    // Its attempt is over: a later one runs beside the others, counted as it begins.
+    this.#lane.release(this, key);
     const count: Count = error === undefined ? { n } : { n, error };
     await this.#store!.set(key, count, { ttlMs: KEPT_MS })
       .then(() => this.#commit())
@@ -215,6 +245,7 @@ export class FailedAttempts {
   async done(run: FailedRun): Promise<void> {
     const key = this.#keyOf(run);
     if (key !== undefined) this.#begun.delete(key);
+    if (key !== undefined) this.#lane.release(this, key);
     if (key !== undefined) await this.#store!.delete(key).catch(() => {});
   }
 }

@@ -85,7 +85,8 @@ export class HandlerFailures {
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
     this.#waits = new StoreWaits(options.clock, options.health);
-    this.#tally = new FailedAttempts(options.attempts, options.commit);
+    const hold = { clock: options.clock, ms: options.handlerTimeoutMs };
+    this.#tally = new FailedAttempts(options.attempts, options.commit, hold);
     this.#ends = new FailureEnds(
       options,
       () => this.#stopping.signal,
@@ -101,6 +102,7 @@ export class HandlerFailures {
     this.#forLease = stop === LEASE_STOP;
     [this.#stopped, this.cutLevel] = [true, this.#forLease ? "debug" : "warn"];
     this.#stopping.abort(new Error("bot stopping"));
+    this.#tally.leave();
   }
 
   /** From {@link stop} to {@link restart}: a run failing meanwhile was cut by the stop, no failure. */
@@ -131,8 +133,9 @@ export class HandlerFailures {
   begins(
     run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
     again: boolean,
+    signal?: AbortSignal,
   ): Promise<void> | undefined {
-    return this.#tally.begins(run, again);
+    return this.#tally.begins(run, again, signal);
   }
 
   /** `run`'s attempt ended without failing: the count {@link begins} made goes. */
@@ -150,9 +153,9 @@ export class HandlerFailures {
    * message caught up, a dialog read at start or its answer caught up, a dead letter replayed),
    * not for live traffic.
    */
-  beginsAgain(incoming: Incoming): Promise<void> | undefined {
+  beginsAgain(incoming: Incoming, signal: AbortSignal): Promise<void> | undefined {
     const run = countedAs(incoming);
-    return this.begins(run, run.source === "catch-up" || run.source === "replay");
+    return this.begins(run, run.source === "catch-up" || run.source === "replay", signal);
   }
 
   /** {@link ran} for a message's run or a dialog's (nothing to do, and no allocation, unless one was counted). */

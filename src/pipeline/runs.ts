@@ -4,7 +4,6 @@
  * message as handled; a run that threw goes to the failure stage (handler-failures.ts). A
  * message's run is a turn of a dialog (dialogs/): it may park at a `ctx.prompt`, which ends it.
  */
-
 import type { EffectRecord } from "../effects/effect-records.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
@@ -75,10 +74,11 @@ export class HandlerRuns {
    */
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
     // Out of attempts before this start: a dead letter, not run; or counted as it begins (failed-attempts.ts).
-    const ranOut = this.#o.failures.countsRanOut ? this.#o.failures.ranOut(incoming) : undefined;
+    const { failures } = this.#o;
+    const ranOut = failures.countsRanOut ? failures.ranOut(incoming) : undefined;
     if (ranOut !== undefined)
       return this.#afterFailure(incoming, ranOut, control, undefined, new OpenProgresses());
-    const counted = this.#o.failures.recovering ? this.#o.failures.beginsAgain(incoming) : undefined;
+    const counted = failures.recovering ? failures.beginsAgain(incoming, control.signal) : undefined;
     return counted ? counted.then(() => this.#run(control, incoming)) : this.#run(control, incoming);
   };
 
