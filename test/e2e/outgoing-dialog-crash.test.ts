@@ -19,7 +19,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
 import { type Backend, crashBackends } from "../support/crash-backends.ts";
 import { freePort } from "../support/http-daemon.ts";
-import { helperRunConfig, postDelivery } from "../support/outgoing-delivery.ts";
+import { helperRunConfig, helperSaid, postDelivery } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 const backends = await crashBackends("outgoing-dialog-crash");
@@ -47,15 +47,6 @@ export default { setup(bot) {
   });
 } };
 `;
-
-/** What the bot said in the direct message, oldest first. */
-function botSaid(sb: Sandbox): string[] {
-  const botId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
-  return sb.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-}
 
 /**
  * The sandbox (its outgoing-webhook bot pointed at a port chosen first) and the bot's project on
@@ -89,7 +80,7 @@ async function setUp(backendFor: (dir: string) => Backend) {
 async function killedUnanswered(sb: Sandbox, armed: CliProcess) {
   expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
   await sb.control.settleWebhooks();
-  const failed = botSaid(sb).filter((m) => m.startsWith("Failure!"));
+  const failed = helperSaid(sb).filter((m) => m.startsWith("Failure!"));
   expect(failed).toEqual(["Failure! Bot is unavailable"]);
   return failed;
 }
@@ -107,10 +98,10 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       const { sb, start, dm, made, url } = await setUp(backendFor);
       const armed = await start({ BOTHOST_FAILPOINTS: point });
       dm("order");
-      await expect.poll(() => botSaid(sb), { timeout: 15_000 }).toEqual(["Which size?"]);
+      await expect.poll(() => helperSaid(sb), { timeout: 15_000 }).toEqual(["Which size?"]);
       const answers = [dm("large")];
       if (point.endsWith("@2")) {
-        await expect.poll(() => botSaid(sb), { timeout: 15_000 }).toEqual(["Which size?", "How many?"]);
+        await expect.poll(() => helperSaid(sb), { timeout: 15_000 }).toEqual(["Which size?", "How many?"]);
         answers.push(dm("2"));
       }
       const failed = await killedUnanswered(sb, armed);
@@ -118,11 +109,11 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       const again = await start();
       // The dialog goes on from its log: the next question, once.
       await expect
-        .poll(() => botSaid(sb).at(-1), { timeout: 15_000 })
+        .poll(() => helperSaid(sb).at(-1), { timeout: 15_000 })
         .toBe(point.endsWith("@1") ? "How many?" : "2 x large");
       if (point.endsWith("@1")) {
         dm("2");
-        await expect.poll(() => botSaid(sb).at(-1), { timeout: 15_000 }).toBe("2 x large");
+        await expect.poll(() => helperSaid(sb).at(-1), { timeout: 15_000 }).toBe("2 x large");
       }
       // The server's repeat of the killed delivery reaches the new start, the dialog over: the
       // answer is known as handled, and nothing runs.
@@ -135,7 +126,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       const said = point.endsWith("@1")
         ? ["Which size?", ...failed, "How many?"]
         : ["Which size?", "How many?", ...failed];
-      expect(botSaid(sb)).toEqual([...said, "2 x large"]);
+      expect(helperSaid(sb)).toEqual([...said, "2 x large"]);
       expect(await made()).toBe(1);
       again.kill("SIGTERM");
       expect(await again.exited).toEqual({ code: 0, signal: null });
@@ -156,12 +147,12 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     expect(await postDelivery(sb, url, first)).toEqual({ status: 200, body: { content: "Which size?" } });
     expect(await made()).toBe(1);
     dm("large");
-    await expect.poll(() => botSaid(sb).at(-1), { timeout: 15_000 }).toBe("How many?");
+    await expect.poll(() => helperSaid(sb).at(-1), { timeout: 15_000 }).toBe("How many?");
     dm("2");
-    await expect.poll(() => botSaid(sb).at(-1), { timeout: 15_000 }).toBe("2 x large");
+    await expect.poll(() => helperSaid(sb).at(-1), { timeout: 15_000 }).toBe("2 x large");
     expect(await made()).toBe(1);
     // The answer of the repeat was read by the test, not posted by the server.
-    expect(botSaid(sb)).toEqual([...failed, "How many?", "2 x large"]);
+    expect(helperSaid(sb)).toEqual([...failed, "How many?", "2 x large"]);
     again.kill("SIGTERM");
     expect(await again.exited).toEqual({ code: 0, signal: null });
   });

@@ -64,3 +64,12 @@ export function helperRunConfig(o: {
     ].join("\n") + "\n"
   );
 }
+
+/** What the helper bot said (in any conversation), oldest first. */
+export function helperSaid(sb: Sandbox): string[] {
+  const botId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+  return sb.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}

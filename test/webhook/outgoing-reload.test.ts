@@ -11,6 +11,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
 import { freePort } from "../support/http-daemon.ts";
+import { helperSaid } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 const opened: Array<() => Promise<unknown>> = [];
@@ -84,25 +85,17 @@ const hookStatuses = (daemon: CliProcess) =>
     .filter((l) => l.msg === "http request" && l.path === "/hooks/helper")
     .map((l) => l.status);
 
-const said = (sandbox: Sandbox) => {
-  const id = sandbox.control.users().find((u) => u.email === HELPER)!.user_id;
-  return sandbox.control
-    .messages()
-    .filter((m) => m.sender_id === id)
-    .map((m) => String(m.content));
-};
-
 it("a module changed and reloaded: the next mention is answered by the new code", {
   timeout: 60_000,
 }, async () => {
   const { sandbox, daemon, module } = await setUp("v1", "8s");
   mention(sandbox, "before");
-  await expect.poll(() => said(sandbox), { timeout: 15_000 }).toEqual(["v1: @**Helper** before"]);
+  await expect.poll(() => helperSaid(sandbox), { timeout: 15_000 }).toEqual(["v1: @**Helper** before"]);
   await writeFile(module, moduleText("v2"));
   await reloaded(daemon);
   mention(sandbox, "after");
   await expect
-    .poll(() => said(sandbox), { timeout: 15_000 })
+    .poll(() => helperSaid(sandbox), { timeout: 15_000 })
     .toEqual(["v1: @**Helper** before", "v2: @**Helper** after"]);
   // The access log line comes after the answer the sandbox acted on: polled.
   await expect.poll(() => hookStatuses(daemon), { timeout: 15_000 }).toEqual([200, 200]);
@@ -120,7 +113,7 @@ it("reply_deadline changed by a reload applies to the next delivery", { timeout:
       timeout: 8_000,
     })
     .toMatchObject({ status: 200 });
-  expect(said(sandbox)).toEqual([]);
+  expect(helperSaid(sandbox)).toEqual([]);
 });
 
 it("a mention delivered while a reload restarts the bot waits for its new version and gets its reply; no Failure! message", {
@@ -144,7 +137,7 @@ it("a mention delivered while a reload restarts the bot waits for its new versio
   await expect.poll(routed, { timeout: 15_000 }).toBe(1);
   sandbox.control.delay(0);
   await sandbox.control.settleWebhooks();
-  expect(said(sandbox)).toEqual(["v2: @**Helper** during"]);
+  expect(helperSaid(sandbox)).toEqual(["v2: @**Helper** during"]);
   expect(sandbox.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
   await expect.poll(() => hookStatuses(daemon), { timeout: 15_000 }).toEqual([200]);
 });
