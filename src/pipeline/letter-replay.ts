@@ -13,7 +13,7 @@
  * make the run the start just kept.
  */
 import type { Logger } from "pino";
-import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
+import { type DeadLetter, type DeadLetters, isKeptDelivery } from "../state/dead-letters.ts";
 import { type AnyEvent, reviveEvent } from "../wire/events.ts";
 import type { QueueTask } from "./conversation-queue.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
@@ -42,8 +42,7 @@ export function replayLetter(p: LetterReplayParts, letter: DeadLetter): Promise<
   const { event, issue } = reviveEvent(letter.event);
   const commits = p.commits;
   // Webhook mode's ledger: a message begun and never finished holds no cursor back there.
-  // A letter kept by an older version is marked by its attempts alone (none until its first replay).
-  const held = letter.source === "webhook" && (letter.heldDelivery === true || letter.attempts === 0);
+  const held = isKeptDelivery(letter);
   const ledger = held && commits?.ledger instanceof WebhookLedger ? commits.ledger : undefined;
   const id = ledger ? ledgerIdOf(event) : undefined;
   if (id !== undefined && ledger?.isDuplicate(id)) {

@@ -53,7 +53,7 @@ export interface DeadLetter {
    * An outgoing-webhook delivery answered before its handler finished (the bot was not ready, or
    * the handler still ran at the reply deadline): its message is not recorded as handled, so each
    * replay of it goes through the bot's webhook ledger, with the server's repeats of the delivery
-   * (see Dispatcher.replay).
+   * (see replayLetter).
    */
   heldDelivery?: true;
   /**
@@ -106,6 +106,15 @@ const RETRY_GENERATIONS = "retry-generations";
 const LETTER_BOTS = "bots";
 /** Sequence numbers padded so the store's sorted listing is oldest first. */
 const WIDTH = 12;
+
+/**
+ * Whether `letter` is an outgoing-webhook delivery kept before it was handled (`heldDelivery`; one
+ * kept by an older version is known by its attempts alone, none until its first replay): its
+ * replay is the delivery's run, as if it had come live.
+ */
+export function isKeptDelivery(letter: DeadLetter): boolean {
+  return letter.source === "webhook" && (letter.heldDelivery === true || letter.attempts === 0);
+}
 
 /** Splits `bot/n` into its bot and number, or undefined when the id is not one of ours. */
 export function parseDeadLetterId(id: string): { bot: string; seq: number } | undefined {

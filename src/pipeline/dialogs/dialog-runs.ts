@@ -10,6 +10,7 @@
  * conversation waits: later messages there are matched only after it.
  */
 import type { Logger } from "pino";
+import { isKeptDelivery } from "../../state/dead-letters.ts";
 import {
   type AnyEvent,
   type EventMap,
@@ -129,7 +130,9 @@ export class DialogEngine {
     const { dialogs, runs } = this.#o;
     const { event, issue } = incoming;
     if (incoming.letter && incoming.dialog) return this.#reopened(control, incoming, incoming.dialog);
-    if (dialogs.size === 0 || incoming.dialog || incoming.letter) return runs.run(control, incoming);
+    // A kept outgoing-webhook delivery never ran: matched as any message (it may be an answer).
+    const letter = incoming.letter && !isKeptDelivery(incoming.letter);
+    if (dialogs.size === 0 || incoming.dialog || letter) return runs.run(control, incoming);
     if (event.type === "reaction") return this.#reactions.run(control, incoming);
     if (event.type !== "message") return runs.run(control, incoming);
     if (!isTypedEvent(event, issue)) return runs.run(control, incoming);
