@@ -13,6 +13,8 @@ export interface DeliverOptions {
   idle?: boolean;
   /** Its sender repeats it should a crash cut its answer off (an outgoing webhook): see `Incoming`. */
   repeatable?: boolean;
+  /** Awaited before its run sends a dialog's question (an outgoing webhook's keep): see `Incoming`. */
+  beforeAsking?: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -30,8 +32,16 @@ export function deliverEvent(
   if (first) return first.then(() => deliverEvent(dispatcher, event, options, fresh));
   return new Promise((resolve) => {
     const done = () => resolve(options.idle ? dispatcher.onBelow(1).then(() => true) : true);
-    const { reply, repeatable } = options;
-    const incoming = { event, replayed: false, issue: undefined, reply, recorded: done, repeatable };
+    const { reply, repeatable, beforeAsking } = options;
+    const incoming = {
+      event,
+      replayed: false,
+      issue: undefined,
+      reply,
+      recorded: done,
+      repeatable,
+      beforeAsking,
+    };
     if (!dispatcher.accept(incoming, done)) resolve(false);
   });
 }

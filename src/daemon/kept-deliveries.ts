@@ -27,6 +27,8 @@ const WHY = {
     "an outgoing-webhook delivery answered without a reply at its reply deadline while its handler still ran: removed once that run is over, replayed at the next start if the process died first",
   replied:
     "an outgoing-webhook delivery answered with its handler's reply while the handler still ran: removed once that run is over, replayed at the next start if the process died first",
+  asked:
+    "an outgoing-webhook delivery whose handler asked a dialog's question before its answer: removed once that run is over, replayed at the next start if the process died first",
   answered:
     "an outgoing-webhook delivery answered without a reply before its message was found (Slack format): removed once its run is over, replayed at the next start if the process died first",
 };
@@ -38,7 +40,7 @@ const WHY = {
 export interface KeepOptions {
   again?: boolean;
   running?: boolean;
-  why?: "deadline" | "replied" | "answered";
+  why?: "deadline" | "replied" | "asked" | "answered";
 }
 
 /** Whether `l` is the letter of delivery `messageId` kept with `mark` (a daemon's id, while it runs there). */

@@ -124,14 +124,14 @@ export class EffectRecords {
    * the handler may have run for this event before, so its records are read (a first run skips the reads).
    * `carried`: records kept in a dead letter or a dialog. `strict`: an effect of another kind at a recorded
    * number throws {@link EffectOrderChanged} (a dialog's replay must match its record) instead of being made
-   * again. `before`: what each effect waits for first, if anything (a job's mark that its run is under way).
+   * again. `before`: what each effect waits for first, if anything (a job's mark; told if it is labelled).
    */
   run(
     eventKey: string,
     rerun: boolean,
     carried: readonly EffectRecord[] = [],
     strict = false,
-    before?: () => Promise<void> | undefined,
+    before?: (labelled: boolean) => Promise<void> | undefined,
   ): EffectRun {
     return new EffectRun(this.store, this.options, eventKey, rerun, carried, strict, before);
   }
@@ -167,7 +167,7 @@ export class EffectRun {
     rerun: boolean,
     carried: readonly EffectRecord[],
     private readonly strict = false,
-    private readonly before?: () => Promise<void> | undefined,
+    private readonly before?: (labelled: boolean) => Promise<void> | undefined,
   ) {
     this.#carried = carried.length > 0 ? new Map(carried.map((r) => [r.n, r])) : undefined;
     this.#lookUp = rerun || this.#carried !== undefined;
@@ -205,7 +205,7 @@ export class EffectRun {
     this.#stamp = false;
     this.#write = ONCE;
     // Numbered first, in the order the handler made its effects, then waited (not at all, mostly).
-    const first = this.before?.();
+    const first = this.before?.(label !== undefined);
     if (first !== undefined) await first;
     // A record carried finished (a dialog's log) is the answer: no read.
     const carried = this.#carried?.get(n);

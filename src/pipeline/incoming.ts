@@ -29,6 +29,11 @@ export interface Incoming {
    * webhook): a run again is not told from a first run, so its effects' records are read first.
    */
   readonly repeatable?: boolean;
+  /**
+   * Awaited before its run sends a dialog's question: an outgoing webhook's delivery not answered
+   * yet is kept first (reply-exchange.ts), so that a kill once the question is out loses no dialog.
+   */
+  readonly beforeAsking?: () => Promise<void>;
   /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
   readonly letter?: DeadLetter;
   /** Told whether a replayed dead letter was handled. */

@@ -108,6 +108,8 @@ export class MessageEffects implements SendEffects {
   readonly #id: number;
   readonly #rerun: boolean;
   readonly #carried: readonly EffectRecord[];
+  /** Awaited before a dialog's question is sent (see `Incoming.beforeAsking`). */
+  readonly #asking: (() => Promise<void>) | undefined;
   #run: EffectRun | undefined;
 
   constructor(
@@ -116,16 +118,26 @@ export class MessageEffects implements SendEffects {
     id: number,
     rerun: boolean,
     carried: readonly EffectRecord[],
+    asking?: () => Promise<void>,
   ) {
     this.#records = records;
     this.#event = event;
     this.#id = id;
     this.#rerun = rerun;
     this.#carried = carried;
+    this.#asking = asking;
   }
 
   get run(): EffectRun {
-    this.#run ??= this.#records.run(effectsKeyOf(this.#id, undefined), this.#rerun, this.#carried);
+    const asking = this.#asking;
+    const before = asking && ((labelled: boolean) => (labelled ? asking() : undefined));
+    this.#run ??= this.#records.run(
+      effectsKeyOf(this.#id, undefined),
+      this.#rerun,
+      this.#carried,
+      false,
+      before,
+    );
     return this.#run;
   }
 

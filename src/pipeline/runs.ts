@@ -273,7 +273,7 @@ export class HandlerRuns {
     const dialog = incoming.dialog;
     if (dialog !== undefined) return replayEffects(records, incoming, dialog, id, rerun);
     const carried = (incoming.letter?.effects ?? NOTHING_CARRIED) as unknown as EffectRecord[];
-    return new MessageEffects(records, incoming.event, id, rerun, carried);
+    return new MessageEffects(records, incoming.event, id, rerun, carried, incoming.beforeAsking);
   }
 
   /**

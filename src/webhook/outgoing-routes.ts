@@ -33,9 +33,15 @@ export const KEPT_ANSWERED_LINE =
   "outgoing webhook: a delivery answered before its message was found is kept as a dead letter (replayed at the next start should the process die first), then run";
 const NOT_KEPT_ANSWERED_LINE =
   "outgoing webhook: could not keep a delivery answered before its message was found (the write of its dead letter failed, or its acknowledgement was lost); it runs all the same, and a kill before the handler returns may lose the rest of its run";
+/** Logged (debug) when a delivery whose handler asks a dialog's question before its answer is kept, before the question goes. */
+export const KEPT_ASKED_LINE =
+  "outgoing webhook: the handler asks a dialog's question before the delivery is answered; the delivery is kept as a dead letter (replayed at the next start should the process die first), then the question is sent";
+const NOT_KEPT_ASKED_LINE =
+  "outgoing webhook: could not keep a delivery whose handler asks a dialog's question before its answer (the write of its dead letter failed, or its acknowledgement was lost); the question goes all the same, and a kill before the delivery is answered may lose its dialog";
 const KEPT_LINES = {
   deadline: { kept: KEPT_RUNNING_LINE, refused: NOT_KEPT_RUNNING_LINE, level: "info" },
   replied: { kept: KEPT_REPLIED_LINE, refused: NOT_KEPT_REPLIED_LINE, level: "debug" },
+  asked: { kept: KEPT_ASKED_LINE, refused: NOT_KEPT_ASKED_LINE, level: "debug" },
   answered: { kept: KEPT_ANSWERED_LINE, refused: NOT_KEPT_ANSWERED_LINE, level: "info" },
 } as const;
 const LEFT_KEPT_LINE =
@@ -103,7 +109,7 @@ export function registerOutgoingRoutes(
     const handOver = (found: OutgoingMessageEvent, arrived: number | undefined) => {
       const { answer, repeat } = exchange.answer(
         String(found.message.id),
-        (replyFn) => bot.runtime.deliver(found, { reply: replyFn, repeatable: true }),
+        (reply, beforeAsking) => bot.runtime.deliver(found, { reply, repeatable: true, beforeAsking }),
         async (content) => {
           const deps = bot.runtime.contextDeps();
           const target = replyTarget(found, undefined, deps.bot.userId);

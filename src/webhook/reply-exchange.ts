@@ -24,9 +24,10 @@ export type Answer = { content: string; refused?: undefined } | { content?: unde
 
 /**
  * Why a delivery is kept while its handler runs: its deadline passed; its handler replied (the
- * reply is its answer); it was answered before its run began (a Slack-format one found later).
+ * reply is its answer); it asks a dialog's question before its answer; it was answered before its
+ * run began (a Slack-format one found later).
  */
-export type KeptWhy = "deadline" | "replied" | "answered";
+export type KeptWhy = "deadline" | "replied" | "asked" | "answered";
 
 /** How a delivery answered while its handler runs is kept, and let go of. */
 export interface Keeper {
@@ -112,7 +113,7 @@ export class ReplyExchange {
    */
   answer(
     key: string,
-    deliver: (reply: ReplyFn) => Promise<unknown>,
+    deliver: (reply: ReplyFn, beforeAsking: () => Promise<void>) => Promise<unknown>,
     sendLater: ReplyFn,
     spentMs: number | undefined,
     keeper?: Keeper,
@@ -144,6 +145,12 @@ export class ReplyExchange {
       // The server posts this reply after we answer: its id is not known to the handler.
       return { id: -1 };
     };
+    // A dialog's question sent before the answer (through the API, or as the answer): kept first,
+    // so that a kill once it is out loses no dialog (the next start replays the letter).
+    const beforeAsking = async () => {
+      if (first.open && exchange.running && keeper !== undefined)
+        await this.#keep(exchange, first, "asked").catch(() => {}); // logged by the keeper
+    };
     const done = () => {
       exchange.running = false;
       ended();
@@ -159,7 +166,7 @@ export class ReplyExchange {
       spentMs === undefined && keeper !== undefined
         ? this.#keep(exchange, first, "answered").catch(() => {}) // logged by the keeper; it runs all the same
         : undefined;
-    const run = kept ? kept.then(() => deliver(reply)) : deliver(reply);
+    const run = kept ? kept.then(() => deliver(reply, beforeAsking)) : deliver(reply, beforeAsking);
     run.then(done, done);
     return { answer: first.answer, repeat: false };
   }

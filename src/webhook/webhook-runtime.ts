@@ -71,9 +71,13 @@ export interface WebhookRuntime {
   settleDelivery(id: string | undefined, messageId: number): Promise<boolean>;
   /**
    * Hand an event to the bot's dispatch pipeline; true once its handlers finished. `repeatable`:
-   * the server repeats it should a crash cut its answer off (its run may be a run again).
+   * the server repeats it should a crash cut its answer off (its run may be a run again);
+   * `beforeAsking`: awaited before its run sends a dialog's question.
    */
-  deliver(event: ServerEvent, options?: { reply?: ReplyFn; repeatable?: boolean }): Promise<boolean>;
+  deliver(
+    event: ServerEvent,
+    options?: { reply?: ReplyFn; repeatable?: boolean; beforeAsking?: () => Promise<void> },
+  ): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;

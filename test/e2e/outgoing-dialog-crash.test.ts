@@ -7,8 +7,10 @@
  * from its log at the next start, and the repeat of the answer's delivery runs nothing. Killed
  * right after a `ctx.external` call returned, before the first question (the delivery unanswered,
  * nothing kept yet): the server's repeat of the delivery at the next start runs the handler again,
- * from the records of the killed run, so the call is not made again. On the file store, and on
- * Redis when one answers (else skipped).
+ * from the records of the killed run, so the call is not made again. Killed right after a
+ * question asked elsewhere (`where`) went through the API, the delivery not answered yet: it was
+ * kept before the question went, and the next start finds the question sent and waits for its
+ * answer. On the file store, and on Redis when one answers (else skipped).
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -44,6 +46,10 @@ export default { setup(bot) {
     const size = await ctx.prompt("Which size?", { timeout: "1h" });
     const count = await ctx.prompt("How many?", { timeout: "1h" });
     await ctx.reply(count.text + " x " + size.text);
+  });
+  bot.command("private", async (ctx) => {
+    const size = await ctx.prompt("Your size, privately?", { timeout: "1h", where: { direct: [ctx.event.message.sender_id] } });
+    await ctx.reply("noted: " + size.text);
   });
 } };
 `;
@@ -132,6 +138,26 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       expect(await again.exited).toEqual({ code: 0, signal: null });
     },
   );
+
+  it("killed at question-sent, its question sent elsewhere through the API before the delivery was answered: the dialog waits there all the same", {
+    timeout: 60_000,
+  }, async () => {
+    const { sb, start } = await setUp(backendFor);
+    const armed = await start({ BOTHOST_FAILPOINTS: "question-sent@1" });
+    sb.control.sendAs(MEL, { type: "stream", to: "general", topic: "sizes", content: "@**Helper** private" });
+    const failed = await killedUnanswered(sb, armed);
+    expect(helperSaid(sb)).toEqual(["Your size, privately?", ...failed]);
+
+    const again = await start();
+    // The delivery was kept before its question went: the next start runs it again, the
+    // question found sent, and the dialog waits in the direct message.
+    await again.waitForLog((l) => l.msg === "dead letter handled; removed from the list", 15_000);
+    sb.control.sendAs(MEL, { type: "direct", to: [HELPER], content: "large" });
+    await expect.poll(() => helperSaid(sb).at(-1), { timeout: 15_000 }).toBe("noted: large");
+    expect(helperSaid(sb)).toEqual(["Your size, privately?", ...failed, "noted: large"]);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
 
   it("killed at external-made before the first question: the server's repeat of the delivery asks it, the call not made again", {
     timeout: 60_000,
