@@ -207,7 +207,7 @@ export class Dispatcher {
     return true;
   }
 
-  /** Read the bot's dialogs (at each start, after the ledger; their answers' marks: webhook-ledger.ts). False when `signal` aborted meanwhile. */
+  /** Read the bot's dialogs at each start, after the ledger (webhook mode: markAnswersHandled). False if aborted. */
   async openDialogs(signal: AbortSignal): Promise<boolean> {
     return (await this.#engine.open(signal)) && markAnswersHandled(this.#o.dialogs, this.#commits);
   }
