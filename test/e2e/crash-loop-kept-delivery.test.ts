@@ -8,27 +8,17 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { RECOVERING_LINE } from "../../src/pipeline/handler-failures.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, type CliProcess, killAll, runCli, spawnCli } from "../support/cli.ts";
+import { type CliProcess, runCli, spawnCli } from "../support/cli.ts";
 import { startUntilKept } from "../support/crash-backends.ts";
+import { closeAfterTest, useE2eCleanup } from "../support/e2e-daemon.ts";
 import { freePort } from "../support/http-daemon.ts";
 import { helperRunConfig } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
-let sandbox: Sandbox | undefined;
-let dir: string | undefined;
-
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  sandbox = undefined;
-  dir = undefined;
-});
+useE2eCleanup();
 
 /** On "poison": with HOLD, never returns (its delivery is kept at the deadline); else kills the process. */
 const moduleText = `export default { setup(bot) {
@@ -52,8 +42,9 @@ it("a kept delivery whose replay kills the process each time is kept again after
 }, async () => {
   const port = await freePort();
   const sb = await startSandbox({ org: outgoingOrg(port) });
-  sandbox = sb;
-  dir = await mkdtemp(path.join(tmpdir(), "bothost-kept-loop-"));
+  closeAfterTest(() => sb.stop());
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-kept-loop-"));
+  closeAfterTest(() => rm(dir, { recursive: true, force: true }));
   const module = path.join(dir, "bot.mjs");
   await writeFile(module, moduleText);
   const file = path.join(dir, "bothost.yaml");

@@ -15,28 +15,19 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
+import { type CliProcess, spawnCli } from "../support/cli.ts";
 import { type Backend, crashBackends } from "../support/crash-backends.ts";
+import { closeAfterTest, useE2eCleanup } from "../support/e2e-daemon.ts";
 import { freePort } from "../support/http-daemon.ts";
 import { helperRunConfig, helperSaid, postDelivery } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 const backends = await crashBackends("outgoing-dialog-crash");
 
-let sandbox: Sandbox | undefined;
-let dir: string | undefined;
-
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  sandbox = undefined;
-  dir = undefined;
-});
+useE2eCleanup();
 
 /** The bot: its call outside (`ctx.external`) writes a line to `calls` each time it is made. */
 const moduleText = (calls: string) => `import { appendFileSync } from "node:fs";
@@ -61,9 +52,9 @@ export default { setup(bot) {
 async function setUp(backendFor: (dir: string) => Backend) {
   const port = await freePort();
   const sb = await startSandbox({ org: outgoingOrg(port) });
-  sandbox = sb;
+  closeAfterTest(() => sb.stop());
   const where = await mkdtemp(path.join(tmpdir(), "bothost-outgoing-dialog-crash-"));
-  dir = where;
+  closeAfterTest(() => rm(where, { recursive: true, force: true }));
   const module = path.join(where, "bot.mjs");
   const calls = path.join(where, "calls");
   await writeFile(module, moduleText(calls));
