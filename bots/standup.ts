@@ -213,7 +213,10 @@ export default defineBot({
           const cancel = { word: "skip", reply: "Skipped for today." };
           // `standup report` runs as the command while the question waits (a moderator's own questions).
           const commands = ["help", "standup report"];
-          const { text } = await ctx.prompt(q, { timeout: s.wait, cancel, commands });
+          const asking = { timeout: s.wait, cancel, commands };
+          let { text } = await ctx.prompt(q, asking);
+          // `standup` said here while a question waits asks for the questions under way: this one again.
+          while (/^standup$/i.test(text.trim())) ({ text } = await ctx.prompt(q, asking));
           // `standup skip [reason]` said here while a question waits is the command, not an answer.
           const skipSaid = SKIP_SAID.exec(text.trim());
           if (skipSaid) {

@@ -573,3 +573,26 @@ test("standup report said where the questions wait is the command; the question 
   expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
   expect(toward(OWNER)).toEqual([QUESTIONS[0], report.content, QUESTIONS[1]]);
 });
+
+// `standup` said where the person's own question waits asks for the questions under way: the
+// question is asked again, and the word is no answer (before, it was posted as one).
+test("standup said where the questions wait asks the question again", async ({ runBot, sandbox, clock }) => {
+  const { bot, toward, topic } = await askedAt930({ runBot, sandbox, clock });
+
+  expect((await bot.ask(MEL, dm("standup"))).content).toBe(QUESTIONS[0]);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  expect((await bot.ask(MEL, dm(" Standup "))).content).toBe(QUESTIONS[1]);
+  expect((await bot.ask(MEL, dm("release notes"))).content).toBe(QUESTIONS[2]);
+  await bot.ask(MEL, dm("none"));
+  expect(toward(MEL)).toEqual([
+    QUESTIONS[0],
+    QUESTIONS[0],
+    QUESTIONS[1],
+    QUESTIONS[1],
+    QUESTIONS[2],
+    expect.stringMatching(/^Thanks!/),
+  ]);
+  expect(topic()).toEqual([
+    `**Mel Member**\n* ${QUESTIONS[0]} fixed the build\n* ${QUESTIONS[1]} release notes\n* ${QUESTIONS[2]} none`,
+  ]);
+});
