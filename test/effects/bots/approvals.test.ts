@@ -357,4 +357,13 @@ test("as an outgoing-webhook bot: a member's approval is taken, and a member add
   expect((await bot.nextReply({ after: decided })).content).toBe(
     "Deploy of web 2.0 rejected by Olive Owner.",
   );
+
+  // The requester withdraws by mentioning the bot too: only mentions reach it.
+  const third = bot.post(REQ, say("deploy api 1.4.3"));
+  expect((await bot.nextReply({ after: third })).content).toContain("asks to deploy **api 1.4.3**");
+  const withdrawn = bot.post(REQ, say("withdraw"));
+  expect((await bot.nextReply({ after: withdrawn })).content).toBe(
+    "Deploy of api 1.4.3 withdrawn by its requester.",
+  );
+  await expect.poll(() => bot.dialogs()).toEqual([]);
 });
