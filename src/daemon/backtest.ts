@@ -192,7 +192,9 @@ interface Found {
 
 /** What the handlers of `m` did: the calls they made, the rules they logged, whether they failed. */
 function judged(m: Message, calls: CapturedCall[], logged: Record<string, unknown>[]): Found | undefined {
-  const mine = logged.filter((l) => l.messageId === m.id);
+  // A handler's lines while `m` was run: its own run's, or the run of a dialog it answered (whose
+  // lines name the message that began the dialog). Nothing else runs meanwhile.
+  const mine = logged.filter((l) => l.messageId !== undefined);
   const rules = [
     ...new Set(
       mine.flatMap((l) =>

@@ -25,6 +25,7 @@ import { webhookReplyOf } from "./context-send.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { type BotIdentity, contextExtraOf, type Incoming, type RunHandler } from "./incoming.ts";
+import { quietWhileReplaying } from "./run-log.ts";
 
 export interface BotContextsOptions {
   name: string;
@@ -139,6 +140,7 @@ export class BotContexts {
     const extra = contextExtraOf(incoming, replayed, progresses);
     const deps = this.deps();
     const ctx = createContext(deps, incoming.event, signal, extra, effects, state, turn);
+    if (turn?.replaying) quietWhileReplaying(ctx, turn);
     const reply = incoming.reply;
     // An outgoing webhook's reply is an effect like any send: a run again makes it no more.
     if (reply) ctx.reply = effects ? webhookReplyOf(deps, ctx, effects, reply) : reply;

@@ -10,6 +10,7 @@ import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import type { DispatchStats } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
+import { runLog } from "./run-log.ts";
 import { fenced } from "./stop-cut.ts";
 
 type Parts = Pick<DispatcherParts, "metrics" | "ledgerCommits" | "failures">;
@@ -30,7 +31,7 @@ export function runFailed(
 ): void {
   if (promptUnanswered(err)) {
     // A normal end of a conversation (the failure stage then neither retries nor keeps it).
-    ctx.log.info({ prompt: err.message }, promptEndLine(err));
+    runLog(ctx).info({ prompt: err.message }, promptEndLine(err));
     runHandled(o, stats, ctx, started);
     return;
   }
@@ -42,8 +43,8 @@ export function runFailed(
   // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the
   // bot's, so no stack).
   if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
-    ctx.log[o.failures.cutLevel]({ code: err.code }, "handler cut short by the shutdown's deadline");
+    runLog(ctx)[o.failures.cutLevel]({ code: err.code }, "handler cut short by the shutdown's deadline");
   // The store failed the run (a read or write; a lost lease's at debug): not the bot's fault; said once.
-  else if (outage) ctx.log[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
-  else ctx.log.error({ err }, "handler failed");
+  else if (outage) runLog(ctx)[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
+  else runLog(ctx).error({ err }, "handler failed");
 }

@@ -31,6 +31,7 @@ import { failpoint } from "./failpoints.ts";
 import type { FailedRun } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { eventRecords, letterRecordsOf, MessageEffects } from "./run-keys.ts";
+import { runLog } from "./run-log.ts";
 import { runFailed, runHandled } from "./run-outcomes.ts";
 
 type FailedArgs = [
@@ -175,10 +176,9 @@ export class HandlerRuns {
           return this.#effectsHold(incoming);
         },
         (err: unknown): unknown => {
-          // Ended meanwhile (an operator's end): its progresses end as failed, as at a prompt not
-          // yet asked (#runFailed), before the end's note; those it opened are in no log the end read.
+          // Ended meanwhile (an operator's end): its progresses end as failed (#runFailed), before the end's note.
           if (err instanceof DialogEnded) {
-            ctx.log.info({ dialog: incoming.dialog?.id }, ENDED_MEANWHILE);
+            runLog(ctx).info({ dialog: incoming.dialog?.id }, ENDED_MEANWHILE);
             const progresses = progressesOf(ctx);
             progresses?.halt();
             const ended = endRunProgresses(
@@ -255,7 +255,7 @@ export class HandlerRuns {
     // Ended by an operator, or changed code: kept with the end's note first (end-progresses.ts).
     const kept = () => effects?.run.kept;
     const end = () => endRunProgresses(this.#ends, incoming.dialog, kept(), progresses, control.signal);
-    const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err, control.signal, { kept, end });
+    const stopped = dialogFailed(this.#ends, incoming, runLog(ctx), turn, err, control.signal, { kept, end });
     if (stopped !== false) {
       if (stopped !== true) control.holdKey(stopped);
       return;
@@ -317,11 +317,11 @@ export class HandlerRuns {
         } catch (err) {
           progresses.halt();
           if (err instanceof DialogEnded) {
-            ctx.log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
+            runLog(ctx).info({ dialog: dialog?.id }, ENDED_MEANWHILE);
             throw err;
           }
           // Run elsewhere, or cut by the bot's stop (kept for replay): no failure of the handler's.
-          if (ranElsewhere(ctx.log, err) || this.#o.failures.stopped) throw err;
+          if (ranElsewhere(runLog(ctx), err) || this.#o.failures.stopped) throw err;
           runFailed(this.#o, this.#stats, ctx, err, started);
           throw err;
         }
@@ -354,7 +354,7 @@ export class HandlerRuns {
   #endedMeanwhile(incoming: Incoming, ctx: BotContext<unknown>): boolean {
     const id = incoming.dialog?.id;
     if (id === undefined || !this.#o.dialogs.isEnded(id)) return false;
-    ctx.log.info({ dialog: id }, ENDED_MEANWHILE);
+    runLog(ctx).info({ dialog: id }, ENDED_MEANWHILE);
     return true;
   }
 

@@ -121,7 +121,9 @@ it("follows a dialog through the history: each answer answers its question, a de
       "  ctx.log.info({ rule: 'order' }, 'an order');",
       "  try {",
       "    const size = await ctx.prompt('Which size?', { choices: ['small', 'large'], timeout: '10m' });",
+      "    ctx.log.info({ rule: 'size' }, 'a size');",
       "    const count = await ctx.prompt('How many?', { timeout: '10m' });",
+      "    ctx.log.info({ rule: 'count' }, 'a count');",
       "    await ctx.reply(count.text + ' x ' + size.value);",
       "  } catch (err) {",
       "    if (err.code !== 'PROMPT_TIMEOUT') throw err;",
@@ -147,4 +149,7 @@ it("follows a dialog through the history: each answer answers its question, a de
   // Sent past the deadline: the prompt's timeout branch, then an ordinary message (not a command).
   expect(said(ids[4]!)?.[0]).toBe("no answer in time");
   expect(said(ids[4]!)?.slice(1).join()).toContain("hello");
+  // The rules its handler logs at each step are the rules of the message that step answered.
+  const rules = (id: number) => report.findings.find((f) => f.id === id)?.rules;
+  expect([ids[0], ids[1], ids[2]].map((id) => rules(id!))).toEqual([["order"], ["size"], ["count"]]);
 });

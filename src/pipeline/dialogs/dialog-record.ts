@@ -153,6 +153,8 @@ export interface DialogRecord extends DialogHead {
    * the new place (absent in a record a dead letter kept before moves were followed).
    */
   moves?: { from: string; to: Where }[];
+  /** The log ends with a `back`: its run replays up to the send of the question it asks again. */
+  reasks?: true;
 }
 
 /** Fold `entries` (the whole log, in order) over `head` into the record a run replays. */
@@ -187,6 +189,7 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       record.nested = mergeNested(record.nested, e.fx);
       break;
     case "ask": {
+      delete record.reasks;
       const step = record.steps[e.step];
       const asked = { asked: e.msg, askedAt: e.at, deadline: e.deadline };
       if (step) Object.assign(step, asked);
@@ -244,6 +247,7 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
     return;
   }
   record.steps.length = e.step - 1;
+  record.reasks = true;
   record.values.length = mark.values;
   record.names.length = Math.min(record.names.length, mark.values);
   const cut = record.effects.splice(mark.effects);

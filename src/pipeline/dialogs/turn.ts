@@ -45,6 +45,8 @@ export class Turn {
   parked = false;
   /** Told when the run parks (by the dispatcher, to end the run there). */
   onPark: (() => void) | undefined = undefined;
+  /** Told once, when the run is past the steps its record holds (see {@link replaying}). */
+  onLive: (() => void) | undefined = undefined;
 
   constructor(record?: DialogRecord) {
     this.record = record;
@@ -55,9 +57,25 @@ export class Turn {
     return this.#step;
   }
 
+  /**
+   * True while the run replays the steps its record holds, up to the prompt that hands back the
+   * newest answer (or deadline), or that asks again the question a `back` went back to: its
+   * handler did all of that before, in the runs that took them.
+   */
+  get replaying(): boolean {
+    const record = this.record;
+    return record !== undefined && this.#step < record.steps.length + (record.reasks ? 1 : 0);
+  }
+
   /** The next prompt's index (from 0). */
   nextStep(): number {
-    return this.#step++;
+    const step = this.#step++;
+    const live = this.onLive;
+    if (live !== undefined && !this.replaying) {
+      this.onLive = undefined;
+      live();
+    }
+    return step;
   }
 
   /** The values read past the record, as log entries (with `ctx.external`'s names). */
