@@ -163,13 +163,14 @@ export class FailedAttempts {
   /**
    * After a crash, a run the start took up again (`again`) has its first attempt counted before
    * it begins; undefined (nothing to wait for) otherwise, and on the hot path. One counted before
-   * (under way at an earlier crash) first waits for its turn among the suspects (`signal`: its
-   * run's, whose handler timeout does not count that wait).
+   * (under way at an earlier crash) first waits for its turn among the suspects (`task`: its
+   * run's, whose handler timeout does not count that wait; its signal read only then, as a
+   * task's signal is made on first read).
    */
   begins(
     run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
     again: boolean,
-    signal?: AbortSignal,
+    task?: { readonly signal: AbortSignal },
   ): Promise<void> | undefined {
     if (!this.#recovering || !again) return undefined;
     const key = this.#keyOf(run);
@@ -177,9 +178,9 @@ export class FailedAttempts {
     return this.#store!.get(key)
       .then(async (value) => {
         const count = countOf(value);
-        // Not stuck but waiting for its turn: the handler timeout of `signal`'s run is paused meanwhile.
+        // Not stuck but waiting for its turn: the handler timeout of `task`'s run is paused meanwhile.
         if (count !== undefined && count.n > 0)
-          await budgetWait(this.#lane.take(this, key, this.#hold), signal);
+          await budgetWait(this.#lane.take(this, key, this.#hold), task?.signal);
         this.#begun.set(key, count?.n ?? 0);
         await this.#store!.set(key, { ...count, n: (count?.n ?? 0) + 1 }, { ttlMs: KEPT_MS });
         await this.#commit();

@@ -133,9 +133,9 @@ export class HandlerFailures {
   begins(
     run: Pick<FailedRun, "event" | "source" | "dialog" | "letter">,
     again: boolean,
-    signal?: AbortSignal,
+    task?: { readonly signal: AbortSignal },
   ): Promise<void> | undefined {
-    return this.#tally.begins(run, again, signal);
+    return this.#tally.begins(run, again, task);
   }
 
   /** `run`'s attempt ended without failing: the count {@link begins} made goes. */
@@ -153,9 +153,9 @@ export class HandlerFailures {
    * message caught up, a dialog read at start or its answer caught up, a dead letter replayed),
    * not for live traffic.
    */
-  beginsAgain(incoming: Incoming, signal: AbortSignal): Promise<void> | undefined {
+  beginsAgain(incoming: Incoming, task: { readonly signal: AbortSignal }): Promise<void> | undefined {
     const run = countedAs(incoming);
-    return this.begins(run, run.source === "catch-up" || run.source === "replay", signal);
+    return this.begins(run, run.source === "catch-up" || run.source === "replay", task);
   }
 
   /** {@link ran} for a message's run or a dialog's (nothing to do, and no allocation, unless one was counted). */

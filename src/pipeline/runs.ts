@@ -79,7 +79,7 @@ export class HandlerRuns {
     const ranOut = failures.countsRanOut ? failures.ranOut(incoming) : undefined;
     if (ranOut !== undefined)
       return this.#afterFailure(incoming, ranOut, control, undefined, new OpenProgresses());
-    const counted = failures.recovering ? failures.beginsAgain(incoming, control.signal) : undefined;
+    const counted = failures.recovering ? failures.beginsAgain(incoming, control) : undefined;
     return counted ? counted.then(() => this.#run(control, incoming)) : this.#run(control, incoming);
   };
 
