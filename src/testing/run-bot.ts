@@ -28,6 +28,7 @@ import {
   givenBot,
   kitError,
 } from "./kit-arguments.ts";
+import { kitFacing, withoutKitFrames } from "./kit-frames.ts";
 import { checkOutgoingOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
@@ -55,6 +56,15 @@ export {
  * ```
  */
 export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<TestBot> {
+  try {
+    return kitFacing(await heldRunBot(sandbox, options));
+  } catch (err) {
+    throw withoutKitFrames(err);
+  }
+}
+
+/** runBot, its errors as the kit's code raised them. */
+async function heldRunBot(sandbox: Sandbox, options: RunBotOptions): Promise<TestBot> {
   checkRunBotArguments(sandbox, options);
   const name = options.name ?? "bot";
   const badName = botNameProblem(name);

@@ -2,6 +2,7 @@
  * A test's own mistakes, as the testing kit reports them: where in the test's code, in words
  * that name what to change, never a stack trace of the kit's internals.
  */
+import { fileURLToPath } from "node:url";
 import { defineBot } from "bothost";
 import { runBot as runBotOn, type SendAsInput } from "bothost/testing";
 import { createBotTest, describe, expect, test } from "bothost/testing/vitest";
@@ -302,5 +303,46 @@ describe("an org without the default channel", () => {
     expect(sandbox.control.users().filter((u) => u.email.startsWith("newbot"))).toEqual([]);
     const bot = await runBot({ bot: quiet, name: "newbot", channels: ["ops"] });
     expect(bot.email).toBe("newbot-bot@sandbox.example");
+  });
+});
+
+describe("the stack of the kit's errors", () => {
+  const MEMBER = "member@sandbox.example";
+  /** bothost's own code: the stack's frames there, as a test runner shows them (source-mapped to src/). */
+  const root = fileURLToPath(new URL("../../", import.meta.url));
+  const kitFrames = (err: unknown) =>
+    String((err as Error).stack)
+      .split("\n")
+      .filter(
+        (line) => /^\s+at /.test(line) && (line.includes(`${root}src/`) || line.includes(`${root}dist/`)),
+      );
+  const firstFrame = (err: unknown) =>
+    String((err as Error).stack)
+      .split("\n")
+      .find((l) => /^\s+at /.test(l));
+  const listening = defineBot({ setup: (b) => void b.on("message", () => {}) });
+
+  test("starts at the test's own call, for a mistake and for a silent bot", async ({ runBot }) => {
+    const errors: unknown[] = [];
+    errors.push(await runBot({ bot: listening, nmae: "x" } as never).catch((e: unknown) => e));
+    errors.push(await runBot({ bot: listening, settings: { prefx: 1 } }).catch((e: unknown) => e));
+    errors.push(await runBot({ bot: "./bots/ecoh.ts" }).catch((e: unknown) => e));
+    const bot = await runBot({ bot: listening, name: "listening" });
+    const dm = { type: "direct" as const, to: [bot.email], content: "hi" };
+    errors.push(await bot.ask("membr@sandbox.example", dm).catch((e: unknown) => e));
+    errors.push(await bot.ask(MEMBER, { ...dm, to: ["nobody@sandbox.example"] }).catch((e: unknown) => e));
+    try {
+      bot.post(MEMBER, { ...dm, type: "dm" } as never);
+    } catch (e) {
+      errors.push(e);
+    }
+    errors.push(await bot.react(1, "tada", { as: "membr@sandbox.example" }).catch((e: unknown) => e));
+    errors.push(await bot.nextReply({ timeoutMs: 50 }).catch((e: unknown) => e));
+    expect(errors).toHaveLength(8);
+    for (const err of errors) {
+      expect(err).toBeInstanceOf(Error);
+      expect(kitFrames(err)).toEqual([]);
+      expect(firstFrame(err)).toContain("kit-mistakes.test.ts");
+    }
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * What a test sees of the kit's errors: the stack starts at the test's own call. The kit's frames
+ * (runBot, ask, the sandbox's checks) say nothing about what to change in the test, and a test
+ * runner prints them all above the test's line. A JavaScript error of the kit's own (a TypeError,
+ * a RangeError…) is a bug of the kit's, and keeps its whole stack for the report.
+ */
+import { fileURLToPath } from "node:url";
+
+/**
+ * The folders of bothost's code: dist/, and src/, where a test runner's source maps point the
+ * frames of dist/ when the package ships them.
+ */
+const CODE_MARKS = ["dist/", "src/"].flatMap((folder) => {
+  const url = new URL(`../../${folder}`, import.meta.url);
+  return [url.href, fileURLToPath(url)];
+});
+
+const BUGS = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError];
+
+/** A stack line (a frame) in bothost's own code. */
+function kitFrame(line: string): boolean {
+  return CODE_MARKS.some((mark) => line.includes(mark));
+}
+
+/** `err` with its stack's kit frames taken out (the error itself, changed), when it is a test's mistake or an outcome. */
+export function withoutKitFrames(err: unknown): unknown {
+  if (!(err instanceof Error) || BUGS.some((kind) => err.constructor === kind)) return err;
+  const lines = (err.stack ?? "").split("\n");
+  // The kit's frames, and the built-ins they called (`Array.map`, `node:…`) above the test's.
+  let outside = false;
+  const kept = lines.filter((line) => {
+    if (!/^\s+at /.test(line)) return true;
+    if (kitFrame(line) || (!outside && /\((<anonymous>|node:[^)]*)\)$|at node:/.test(line))) return false;
+    outside = true;
+    return true;
+  });
+  // Nothing of the test's left (a timer's error): the kit's frames are all there is to show.
+  if (kept.length === lines.length || !outside) return err;
+  err.stack = kept.join("\n");
+  return err;
+}
+
+/** `object` with each of its functions' errors (thrown, or the promise's rejection) trimmed as {@link withoutKitFrames}. */
+export function kitFacing<T extends object>(object: T): T {
+  const facing = { ...object } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(object)) {
+    if (typeof value !== "function") continue;
+    facing[key] = (...args: unknown[]) => {
+      try {
+        const result = value(...args);
+        return result instanceof Promise
+          ? result.catch((err: unknown) => {
+              throw withoutKitFrames(err);
+            })
+          : result;
+      } catch (err) {
+        throw withoutKitFrames(err);
+      }
+    };
+  }
+  return facing as T;
+}
