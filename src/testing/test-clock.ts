@@ -4,7 +4,8 @@
  * Between advances it runs at the real pace, or (`held`) stands still.
  */
 import { type Clock, MAX_TIMER_DELAY_MS, type TimerHandle } from "../time/clock.ts";
-import { checkAdvance } from "./kit-arguments.ts";
+import { checkAdvance, kitError } from "./kit-arguments.ts";
+import { withoutKitFrames } from "./kit-frames.ts";
 
 interface Timer {
   dueAt: number;
@@ -52,7 +53,10 @@ export class TestClock implements Clock {
 
   constructor(options: TestClockOptions = {}) {
     const start = options.start === undefined ? Date.now() : new Date(options.start).getTime();
-    if (Number.isNaN(start)) throw new TypeError(`clock start: not a date: ${String(options.start)}`);
+    if (Number.isNaN(start))
+      throw kitError(
+        `clock start: not a date: ${String(options.start)} (give an ISO 8601 time, a Date or epoch ms)`,
+      );
     this.held = options.held ?? false;
     this.#offset = start - this.#origin;
   }
@@ -81,7 +85,11 @@ export class TestClock implements Clock {
    * sends a scheduled message at the first whole minute after its time: advance past it.
    */
   async advance(ms: number): Promise<void> {
-    checkAdvance(ms);
+    try {
+      checkAdvance(ms);
+    } catch (err) {
+      throw withoutKitFrames(err);
+    }
     const target = this.now() + ms;
     await settle();
     for (;;) {
@@ -120,9 +128,12 @@ export class TestClock implements Clock {
   }
 
   /** Move time forward to `at` (ISO 8601, Date or epoch ms); a time already past moves nothing. */
-  advanceTo(at: string | Date | number): Promise<void> {
+  async advanceTo(at: string | Date | number): Promise<void> {
     const target = new Date(at).getTime();
-    if (Number.isNaN(target)) throw new TypeError(`advanceTo: not a date: ${String(at)}`);
+    if (Number.isNaN(target))
+      throw withoutKitFrames(
+        kitError(`advanceTo: not a date: ${String(at)} (give an ISO 8601 time, a Date or epoch ms)`),
+      );
     return this.advance(Math.max(0, target - this.now()));
   }
 

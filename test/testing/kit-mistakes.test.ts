@@ -345,4 +345,23 @@ describe("the stack of the kit's errors", () => {
       expect(firstFrame(err)).toContain("kit-mistakes.test.ts");
     }
   });
+
+  test("a clock given no time says so, from the test's line", async ({ clock }) => {
+    const advance = await clock.advance("6m" as never).catch((e: unknown) => e);
+    expect(advance).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message:
+        'advance: ms must be a number of milliseconds, got the string "6m" ("6m" is clock.advance(360000))',
+    });
+    const to = clock.advanceTo("next tuesday");
+    const advanceTo = await to.catch((e: unknown) => e);
+    expect(advanceTo).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: "advanceTo: not a date: next tuesday (give an ISO 8601 time, a Date or epoch ms)",
+    });
+    for (const err of [advance, advanceTo]) {
+      expect(kitFrames(err)).toEqual([]);
+      expect(firstFrame(err)).toContain("kit-mistakes.test.ts");
+    }
+  });
 });
