@@ -221,3 +221,64 @@ export function checkStopOptions(options: unknown, where: string, keys: readonly
       throw kitError(`${where}: ${flag} must be true or false, got ${shown(value)}`);
   }
 }
+
+const BOT_TEST_OPTIONS = ["org", "users", "clock"];
+const CLOCK_OPTIONS = ["start", "held"];
+const PERSON_FIELDS = ["email", "full_name", "role", "groups", "channels"];
+const ROLES = ["owner", "admin", "moderator", "member", "guest"];
+
+/** A key of `value` that `known` lacks, named with the likeliest one meant. */
+function checkKeys(value: object, known: string[], where: string, what: string, takes: string): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const meant = suggest(key, known);
+    throw kitError(
+      `${where}${key} is not ${what}${meant ? `: did you mean ${meant}?` : ""} (${takes} ${known.join(", ")})`,
+    );
+  }
+}
+
+/** createBotTest's options, the people it adds included, as the test file is collected. */
+export function checkBotTestOptions(options: unknown): void {
+  if (typeof options !== "object" || options === null)
+    throw kitError(
+      `createBotTest: the options must be an object { org, users, clock }, got ${shown(options)}`,
+    );
+  checkKeys(options, BOT_TEST_OPTIONS, "createBotTest: ", "an option", "it takes");
+  const { users, clock } = options as Record<string, unknown>;
+  if (clock !== undefined) {
+    if (typeof clock !== "object" || clock === null)
+      throw kitError(`createBotTest: clock must be an object { start, held }, got ${shown(clock)}`);
+    checkKeys(clock, CLOCK_OPTIONS, "createBotTest: clock.", "an option of the clock", "it takes");
+  }
+  if (users === undefined) return;
+  if (!Array.isArray(users))
+    throw kitError(
+      `createBotTest: users must be a list of people, got ${shown(users)}: users: [{ email: "mia@sandbox.example" }]`,
+    );
+  users.forEach((user: unknown, i) => {
+    const at = `createBotTest: users[${i}]`;
+    if (typeof user !== "object" || user === null)
+      throw kitError(
+        `${at} must be a person { email, full_name, role, groups, channels }, got ${shown(user)}`,
+      );
+    checkKeys(user, PERSON_FIELDS, `${at}.`, "a field of a person", "a person has");
+    const { email, full_name, role, groups, channels } = user as Record<string, unknown>;
+    if (typeof email !== "string" || !email.includes("@"))
+      throw kitError(`${at}.email must be an email, got ${shown(email)}`);
+    if (full_name !== undefined && typeof full_name !== "string")
+      throw kitError(`${at}.full_name must be a string, got ${shown(full_name)}`);
+    if (role !== undefined && !(typeof role === "string" && ROLES.includes(role))) {
+      const meant = typeof role === "string" ? suggest(role, ROLES) : undefined;
+      throw kitError(
+        `${at}.role must be one of ${ROLES.join(", ")}, got ${shown(role)}${meant ? `: did you mean ${meant}?` : ""}`,
+      );
+    }
+    for (const [key, list] of [
+      ["groups", groups],
+      ["channels", channels],
+    ] as const)
+      if (list !== undefined && !(Array.isArray(list) && list.every((name) => typeof name === "string")))
+        throw kitError(`${at}.${key} must be a list of names, got ${shown(list)}`);
+  });
+}

@@ -26,7 +26,9 @@ export function testOrg(org: string | OrgInput | undefined, users: readonly Test
   const groups: OrgGroupInput[] = structuredClone(parsed.user_groups);
   const people: NonNullable<OrgInput["users"]> = structuredClone(parsed.users);
   const hasGeneral = channels.some((c) => c.name === "general");
-  for (const user of users) {
+  for (const [i, user] of users.entries()) {
+    if (people.some((p) => p.email === user.email))
+      throw new Error(`createBotTest: users[${i}].email: the org already has ${user.email}`);
     people.push({
       email: user.email,
       full_name: user.full_name ?? user.email.split("@")[0]!,
@@ -34,7 +36,7 @@ export function testOrg(org: string | OrgInput | undefined, users: readonly Test
     });
     for (const name of user.channels ?? (hasGeneral ? ["general"] : [])) {
       const channel = channels.find((c) => c.name === name);
-      if (!channel) throw new Error(`test user ${user.email}: the org has no channel "${name}"`);
+      if (!channel) throw new Error(`createBotTest: users[${i}].channels: the org has no channel "${name}"`);
       channel.subscribers = [...(channel.subscribers ?? []), user.email];
     }
     for (const name of user.groups ?? []) {

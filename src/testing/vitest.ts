@@ -23,6 +23,8 @@ import { test as base } from "vitest";
 import type { OrgInput } from "../sandbox/org/schema.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
+import { checkBotTestOptions } from "./kit-arguments.ts";
+import { withoutKitFrames } from "./kit-frames.ts";
 import { type RunBotOptions, runBot, type TestBot } from "./run-bot.ts";
 import { TestClock, type TestClockOptions } from "./test-clock.ts";
 import { type TestUser, testOrg } from "./test-org.ts";
@@ -50,8 +52,16 @@ export interface BotFixtures {
 
 /** A vitest `test` whose tests each get a sandbox made from `options`, a clock and `runBot`. */
 export function createBotTest(options: BotTestOptions = {}) {
-  // Read once, so a mistake in the org file fails the file's collection with its line and column.
-  const org = testOrg(options.org, options.users);
+  // Read once, so a mistake in the org file (or the options) fails the file's collection: the org
+  // file's with its line and column, the options' with their path.
+  let org: OrgInput;
+  try {
+    checkBotTestOptions(options);
+    new TestClock(options.clock);
+    org = testOrg(options.org, options.users);
+  } catch (err) {
+    throw withoutKitFrames(err);
+  }
   return base.extend<BotFixtures>({
     // biome-ignore lint/correctness/noEmptyPattern: vitest reads the fixtures a test uses from this pattern
     clock: async ({}, use) => {

@@ -255,7 +255,46 @@ describe("mistakes", () => {
       /^Invalid sandbox org test\/testing\/no-such-org\.yaml:\n {2}- cannot read the file/,
     );
     expect(() => createBotTest({ users: [{ email: "x@sandbox.example", channels: ["lobby"] }] })).toThrow(
-      'test user x@sandbox.example: the org has no channel "lobby"',
+      'createBotTest: users[0].channels: the org has no channel "lobby"',
+    );
+  });
+
+  test("an option, a person's field or a role misspelled is named when the test file is read", () => {
+    const create = createBotTest as (options: unknown) => unknown;
+    const invalid = (message: string) => expect.objectContaining({ code: "INVALID_ARGUMENT", message });
+    const thrown = (options: unknown) => {
+      try {
+        create(options);
+      } catch (err) {
+        return err;
+      }
+      return "createBotTest took it";
+    };
+    expect(thrown({ orgs: "org.yaml" })).toEqual(
+      invalid("createBotTest: orgs is not an option: did you mean org? (it takes org, users, clock)"),
+    );
+    expect(thrown({ clock: { hold: true } })).toEqual(
+      invalid(
+        "createBotTest: clock.hold is not an option of the clock: did you mean held? (it takes start, held)",
+      ),
+    );
+    expect(thrown({ users: [{ email: "mia@sandbox.example", chanels: ["general"] }] })).toEqual(
+      invalid(
+        "createBotTest: users[0].chanels is not a field of a person: did you mean channels? (a person has email, full_name, role, groups, channels)",
+      ),
+    );
+    expect(thrown({ users: [{ email: "mia@sandbox.example", role: "moderater" }] })).toEqual(
+      invalid(
+        'createBotTest: users[0].role must be one of owner, admin, moderator, member, guest, got the string "moderater": did you mean moderator?',
+      ),
+    );
+    expect(thrown({ users: [{ email: "member@sandbox.example" }] })).toEqual(
+      expect.objectContaining({
+        message: "createBotTest: users[0].email: the org already has member@sandbox.example",
+      }),
+    );
+    expect(thrown({ clock: { start: "soon" } })).toEqual(
+      invalid("clock start: not a date: soon (give an ISO 8601 time, a Date or epoch ms)"),
     );
   });
 
