@@ -2,6 +2,7 @@
  * What a bot's queue asks of the server, over the bot's client: its identity from a register
  * response, and the queue calls the consumer makes.
  */
+import { watchBudgetWaits } from "../api/budget-waits.ts";
 import type { Client } from "../api/create-client.ts";
 import type { BotIdentity } from "../pipeline/incoming.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
@@ -44,8 +45,23 @@ export function queueApiFor(
           { signal, timeoutMs, idempotent: false },
         )
         .then(eventsOf),
-    deleteQueue: (queueId) => client.events.deleteQueue(queueId),
+    deleteQueue: (queueId) => client.events.deleteQueue(queueId, { signal: withoutBudgetWait() }),
   };
+}
+
+/**
+ * A signal that ends the call it is given to instead of letting it wait for the account's rate
+ * budget (or a 429's pause): deleting a queue is a courtesy, as the server deletes an idle queue
+ * itself, and a stop at the account's limit would otherwise wait for the limit's window.
+ */
+function withoutBudgetWait(): AbortSignal {
+  const noWait = new AbortController();
+  watchBudgetWaits(noWait.signal, {
+    began: () =>
+      noWait.abort(new Error("the account's rate budget is spent: the server deletes the idle queue itself")),
+    ended: () => {},
+  });
+  return noWait.signal;
 }
 
 const eventsOf = (body: { events?: unknown }): unknown[] => (Array.isArray(body.events) ? body.events : []);

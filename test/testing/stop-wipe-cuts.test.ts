@@ -36,3 +36,23 @@ test("stop({ wipe: true }) does not wait for a handler still running", { timeout
     await sandbox.stop();
   }
 });
+
+const listener = defineBot({ setup: (bot) => void bot.on("message", () => {}) });
+
+// The event queue's deletion at the stop is a courtesy (the server deletes an idle queue itself):
+// with the account's budget spent, it waited for the budget (most of a minute here).
+test("a stop does not wait for the rate budget to delete the event queue", { timeout: 8_000 }, async () => {
+  const clock = new TestClock();
+  const sandbox = await startSandbox({ clock });
+  try {
+    const bot = await runBot(sandbox, { bot: listener, name: "listener", clock });
+    sandbox.control.setUserRateLimit(bot.email, [[60, 1]]);
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+    await bot.handled(id);
+    // The poll that brought it was the minute's one call: the events budget is spent.
+    await bot.stop({ wipe: true });
+    expect(bot.logs().filter((l) => l.msg === "event queue deleted")).toEqual([]);
+  } finally {
+    await sandbox.stop();
+  }
+});
