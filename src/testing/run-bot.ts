@@ -35,7 +35,7 @@ import { reactAs } from "./react-as.ts";
 import { newStateFolder, wipe } from "./state-folders.ts";
 import { DEFAULT_WAIT_MS, type NextReplyOptions, type RunBotOptions, type TestBot } from "./test-bot.ts";
 import type { TestMessage } from "./test-message.ts";
-import { describeMessage, handlerFailure } from "./wait-messages.ts";
+import { describeMessage, handlerFailure, silentBecause } from "./wait-messages.ts";
 
 export {
   DEFAULT_WAIT_MS,
@@ -124,6 +124,7 @@ async function startBot(
   const stateDir = await newStateFolder();
   let wiped = false;
   const logs: Record<string, unknown>[] = [];
+  const requestsBefore = control.requests.length;
   const launch = async (bot: BotDefinition<never, never>): Promise<InProcessDaemon> => {
     const started = await startInProcessDaemon(
       sandbox,
@@ -193,7 +194,10 @@ async function startBot(
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
     const state =
       why ||
-      (after > 0 && last.ledger.recorded(name, after) ? " (it handled that message without answering)" : "");
+      (after > 0 && last.ledger.recorded(name, after)
+        ? " (it handled that message without answering)"
+        : "") ||
+      silentBecause(control, email, running === undefined, requestsBefore);
     return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
   };
   const nextReply = async (options?: NextReplyOptions) => {

@@ -29,3 +29,20 @@ export function handlerFailure(logs: readonly Record<string, unknown>[], id: num
   }
   return undefined;
 }
+
+/**
+ * Why a bot may have sent nothing, when the kit can tell: it is stopped, or the server refused its
+ * calls for the account's rate limit since request `since` (it then waits for the budget).
+ */
+export function silentBecause(
+  control: SandboxControl,
+  email: string,
+  stopped: boolean,
+  since: number,
+): string {
+  if (stopped) return " (it is stopped: start() it, and it catches the message up)";
+  const refused = control.requests.slice(since).filter((r) => r.email === email && r.status === 429).length;
+  return refused > 0
+    ? ` (the server refused ${refused} of its calls for the account's rate limit: it waits for the budget, on the test's clock)`
+    : "";
+}

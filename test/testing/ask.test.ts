@@ -69,3 +69,26 @@ describe("nextReply's where", () => {
     expect(inB.content).toBe("second");
   });
 });
+
+describe("a silent bot's message says why, when the kit can tell", () => {
+  const dm = (to: string, content: string) => ({ type: "direct" as const, to: [to], content });
+
+  test("it is stopped", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    await bot.stop();
+    await expect(bot.ask("member@sandbox.example", dm(bot.email, "hi"), { timeoutMs: 200 })).rejects.toThrow(
+      /^echo sent no message after message \d+ \("hi" from member@sandbox\.example in a direct message to echo-bot@sandbox\.example\) within 200 ms \(it is stopped: start\(\) it, and it catches the message up\)$/,
+    );
+  });
+
+  test("the server refused its calls for the rate limit", async ({ runBot, sandbox }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    // The calls of its start are in the minute already: its reply is refused.
+    sandbox.control.setUserRateLimit(bot.email, [[60, 1]]);
+    await expect(
+      bot.ask("member@sandbox.example", dm(bot.email, "hi"), { timeoutMs: 1_000 }),
+    ).rejects.toThrow(
+      /within 1000 ms \(the server refused 1 of its calls for the account's rate limit: it waits for the budget, on the test's clock\)$/,
+    );
+  });
+});
