@@ -148,6 +148,17 @@ export function checkFrom(from: unknown, where: string): asserts from is string 
   );
 }
 
+/** `email`, who posts or reacts (`what`), is a person of the sandbox's org. */
+export function checkAccount(emails: readonly string[], email: string, where: string, what: string): void {
+  if (emails.includes(email)) return;
+  const meant = suggest(email, emails);
+  const some =
+    emails.length > 8 ? `${emails.slice(0, 8).join(", ")} and ${emails.length - 8} more` : emails.join(", ");
+  throw kitError(
+    `${where}: ${email} (${what}) has no account in the sandbox${meant ? `: did you mean ${meant}?` : ""} (it has ${some})`,
+  );
+}
+
 /**
  * The options of a member that waits (`ask`, `nextReply`, `handled`, `progress`): an object of
  * the keys it takes, its `timeoutMs` a number of milliseconds (a duration such as "5s" is named in ms).

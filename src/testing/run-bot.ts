@@ -17,6 +17,7 @@ import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { LISTENER, sendWebhook } from "./inbound-webhook.ts";
 import {
+  checkAccount,
   checkFrom,
   checkInput,
   checkMessageId,
@@ -210,9 +211,11 @@ async function startBot(
     }
   };
   const claims = new AskClaims();
+  const accounts = () => control.users().map((u) => u.email);
   /** Posts as `from` (post, ask: `where`), the input checked first. */
   const send = (from: string, input: SendAsInput, where: string) => {
     checkFrom(from, where);
+    checkAccount(accounts(), from, where, "who posts");
     checkInput(input, where);
     return control.sendAs(from, input).id;
   };
@@ -319,6 +322,7 @@ async function startBot(
     handled,
     react: async (message, emoji, options) => {
       checkReact(message, options);
+      checkAccount(accounts(), options.as, "react", "who reacts");
       const id = typeof message === "number" ? message : message.id;
       await reactAs(sandbox, options.as, id, emoji, options.remove ?? false);
     },

@@ -306,6 +306,28 @@ describe("an org without the default channel", () => {
   });
 });
 
+describe("an email the sandbox has no account for", () => {
+  const listening = defineBot({ setup: (b) => void b.on("message", () => {}) });
+  const people =
+    "(it has owner@sandbox.example, member@sandbox.example, bot@sandbox.example, listening-bot@sandbox.example)";
+
+  test("who posts or reacts is named, with the email likely meant", async ({ runBot }) => {
+    const bot = await runBot({ bot: listening, name: "listening" });
+    const dm = { type: "direct" as const, to: [bot.email], content: "hi" };
+    expect(() => bot.post("membr@sandbox.example", dm)).toThrow(
+      `post: membr@sandbox.example (who posts) has no account in the sandbox: did you mean member@sandbox.example? ${people}`,
+    );
+    await expect(bot.ask("nobody@elsewhere.example", dm)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: `ask: nobody@elsewhere.example (who posts) has no account in the sandbox ${people}`,
+    });
+    const id = bot.post("member@sandbox.example", dm);
+    await expect(bot.react(id, "tada", { as: "mebmer@sandbox.example" })).rejects.toThrow(
+      `react: mebmer@sandbox.example (who reacts) has no account in the sandbox: did you mean member@sandbox.example? ${people}`,
+    );
+  });
+});
+
 describe("the stack of the kit's errors", () => {
   const MEMBER = "member@sandbox.example";
   /** bothost's own code: the stack's frames there, as a test runner shows them (source-mapped to src/). */
