@@ -36,7 +36,7 @@ import { reactAs } from "./react-as.ts";
 import { newStateFolder, wipe } from "./state-folders.ts";
 import { DEFAULT_WAIT_MS, type NextReplyOptions, type RunBotOptions, type TestBot } from "./test-bot.ts";
 import type { TestMessage } from "./test-message.ts";
-import { describeMessage, handlerFailure, silentBecause } from "./wait-messages.ts";
+import { describeMessage, handlerFailure, refusedSend, silentBecause } from "./wait-messages.ts";
 
 export {
   DEFAULT_WAIT_MS,
@@ -217,7 +217,11 @@ async function startBot(
     checkFrom(from, where);
     checkAccount(accounts(), from, where, "who posts");
     checkInput(input, where);
-    return control.sendAs(from, input).id;
+    try {
+      return control.sendAs(from, input).id;
+    } catch (err) {
+      throw refusedSend(err, where, from);
+    }
   };
   const ask = async (from: string, input: SendAsInput, options?: { timeoutMs?: number }) => {
     checkWaitOptions(options, "ask", ["timeoutMs"]);

@@ -1,4 +1,5 @@
 /** What the testing kit's waits say when they give up: the message named, the handler's error. */
+import { ApiError } from "../sandbox/http/api-error.ts";
 import type { SandboxControl } from "../sandbox/types.ts";
 
 const SHOWN = 40;
@@ -45,4 +46,11 @@ export function silentBecause(
   return refused > 0
     ? ` (the server refused ${refused} of its calls for the account's rate limit: it waits for the budget, on the test's clock)`
     : "";
+}
+
+/** A post the server refused (an unknown channel or person), as `post` or `ask` (`where`) reports it. */
+export function refusedSend(err: unknown, where: string, from: string): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const code = err.wireCode === null ? "" : ` (${err.wireCode})`;
+  return new Error(`${where}: the server refused the message from ${from}: ${err.message}${code}`);
 }

@@ -311,7 +311,9 @@ describe("an email the sandbox has no account for", () => {
   const people =
     "(it has owner@sandbox.example, member@sandbox.example, bot@sandbox.example, listening-bot@sandbox.example)";
 
-  test("who posts or reacts is named, with the email likely meant", async ({ runBot }) => {
+  test("who posts or reacts is named, with the email likely meant; a refused recipient with the server's words", async ({
+    runBot,
+  }) => {
     const bot = await runBot({ bot: listening, name: "listening" });
     const dm = { type: "direct" as const, to: [bot.email], content: "hi" };
     expect(() => bot.post("membr@sandbox.example", dm)).toThrow(
@@ -321,6 +323,16 @@ describe("an email the sandbox has no account for", () => {
       code: "INVALID_ARGUMENT",
       message: `ask: nobody@elsewhere.example (who posts) has no account in the sandbox ${people}`,
     });
+    await expect(
+      bot.ask("member@sandbox.example", { ...dm, to: ["lisening-bot@sandbox.example"] }),
+    ).rejects.toThrow(
+      "ask: the server refused the message from member@sandbox.example: Invalid email 'lisening-bot@sandbox.example' (BAD_REQUEST)",
+    );
+    expect(() =>
+      bot.post("member@sandbox.example", { type: "channel", to: "genral", topic: "t", content: "hi" }),
+    ).toThrow(
+      "post: the server refused the message from member@sandbox.example: Channel 'genral' does not exist",
+    );
     const id = bot.post("member@sandbox.example", dm);
     await expect(bot.react(id, "tada", { as: "mebmer@sandbox.example" })).rejects.toThrow(
       `react: mebmer@sandbox.example (who reacts) has no account in the sandbox: did you mean member@sandbox.example? ${people}`,
