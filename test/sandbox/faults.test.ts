@@ -161,7 +161,12 @@ test("control helpers: users, apiKeyOf, createUser errors, sendAs errors", async
   const c = sb.sandbox.control;
   expect(c.users().map((u) => u.email)).toEqual(["owner@sandbox.example", MEMBER, BOT]);
   expect(c.apiKeyOf(BOT)).toMatch(/^[A-Za-z0-9]{32}$/);
-  expect(() => c.apiKeyOf("nobody@x")).toThrow('No sandbox account with email "nobody@x".');
+  expect(() => c.apiKeyOf("nobody@x")).toThrow(
+    `No sandbox account with email "nobody@x" (the org has owner@sandbox.example, ${MEMBER}, ${BOT}).`,
+  );
+  expect(() => c.apiKeyOf("bott@sandbox.example")).toThrow(
+    `No sandbox account with email "bott@sandbox.example": did you mean ${BOT}? (the org has owner@sandbox.example, ${MEMBER}, ${BOT}).`,
+  );
   expect(() => c.createUser({ email: MEMBER, full_name: "Dup" })).toThrow("already exists");
   expect(() => c.sendAs(MEMBER, { type: "stream", to: "nowhere", topic: "t", content: "x" })).toThrow(
     "Channel 'nowhere' does not exist",

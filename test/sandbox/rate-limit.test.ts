@@ -90,6 +90,6 @@ test("rules are checked: a clear error names the bad one", ({ sb }) => {
     "rate-limit rules must be [window seconds > 0, calls ≥ 1] pairs; rule 0 is [60,0].",
   );
   expect(() => sb.sandbox.control.setUserRateLimit("nobody@sandbox.example", [[60, 1]])).toThrow(
-    'No sandbox account with email "nobody@sandbox.example".',
+    'No sandbox account with email "nobody@sandbox.example" (the org has',
   );
 });
