@@ -5,6 +5,7 @@
  * a RangeError…) is a bug of the kit's, and keeps its whole stack for the report.
  */
 import { fileURLToPath } from "node:url";
+import { BothostError } from "../errors/bothost-error.ts";
 
 /**
  * The folders of bothost's code: dist/, and src/, where a test runner's source maps point the
@@ -25,6 +26,8 @@ function kitFrame(line: string): boolean {
 /** `err` with its stack's kit frames taken out (the error itself, changed), when it is a test's mistake or an outcome. */
 export function withoutKitFrames(err: unknown): unknown {
   if (!(err instanceof Error) || BUGS.some((kind) => err.constructor === kind)) return err;
+  // A cause of bothost's own (a setup's misuse of the bot API, told where the bot's code made it).
+  if (err.cause instanceof BothostError && err.cause !== err) withoutKitFrames(err.cause);
   const lines = (err.stack ?? "").split("\n");
   // The kit's frames, and the built-ins they called (`Array.map`, `node:…`) above the test's.
   let outside = false;

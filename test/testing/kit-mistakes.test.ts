@@ -380,6 +380,19 @@ describe("the stack of the kit's errors", () => {
     }
   });
 
+  test("a setup's misuse of the bot API: its cause starts at the setup's line", async ({ runBot }) => {
+    const misuse = defineBot({
+      setup(bot) {
+        (bot.webhook as (...args: unknown[]) => void)("deploys", () => ({}));
+      },
+    });
+    const err = await runBot({ bot: misuse, name: "misuse" }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "BOT_SETUP_INVALID", cause: { code: "BOT_SETUP_INVALID" } });
+    const cause = (err as Error).cause;
+    expect(kitFrames(cause)).toEqual([]);
+    expect(firstFrame(cause)).toContain("kit-mistakes.test.ts");
+  });
+
   test("a clock given no time says so, from the test's line", async ({ clock }) => {
     const advance = await clock.advance("6m" as never).catch((e: unknown) => e);
     expect(advance).toMatchObject({
