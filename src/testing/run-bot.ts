@@ -191,6 +191,14 @@ async function startBot(
     }
     return undefined;
   };
+  /** Why message `id` never reached the bot, if it did not. */
+  const unreached = (id: number) => {
+    const flags = control.messages().find((m) => m.id === id)?.flags as Record<string, unknown> | undefined;
+    if (webhook) return webhook.notSent(id);
+    return flags && flags[String(userId)] === undefined
+      ? "it is not in that direct message or channel"
+      : undefined;
+  };
   const silence = (after: number, timeoutMs: number, why = "") => {
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
     const state =
@@ -198,7 +206,13 @@ async function startBot(
       (after > 0 && last.ledger.recorded(name, after)
         ? " (it handled that message without answering)"
         : "") ||
-      silentBecause(control, email, running === undefined, requestsBefore);
+      silentBecause(
+        control,
+        email,
+        running === undefined,
+        requestsBefore,
+        after > 0 ? unreached(after) : undefined,
+      );
     return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
   };
   const nextReply = async (options?: NextReplyOptions) => {

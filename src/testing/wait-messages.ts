@@ -32,15 +32,18 @@ export function handlerFailure(logs: readonly Record<string, unknown>[], id: num
 }
 
 /**
- * Why a bot may have sent nothing, when the kit can tell: it is stopped, or the server refused its
- * calls for the account's rate limit since request `since` (it then waits for the budget).
+ * Why a bot may have sent nothing, when the kit can tell: the message never reached it, it is
+ * stopped, or the server refused its calls for the account's rate limit since request `since`
+ * (it then waits for the budget).
  */
 export function silentBecause(
   control: SandboxControl,
   email: string,
   stopped: boolean,
   since: number,
+  unreached: string | undefined,
 ): string {
+  if (unreached) return ` (the message never reached it: ${unreached})`;
   if (stopped) return " (it is stopped: start() it, and it catches the message up)";
   const refused = control.requests.slice(since).filter((r) => r.email === email && r.status === 429).length;
   return refused > 0

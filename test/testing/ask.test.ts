@@ -81,6 +81,15 @@ describe("a silent bot's message says why, when the kit can tell", () => {
     );
   });
 
+  test("the message never reached it", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    await expect(
+      bot.ask("member@sandbox.example", dm("owner@sandbox.example", "hi"), { timeoutMs: 200 }),
+    ).rejects.toThrow(
+      /within 200 ms \(the message never reached it: it is not in that direct message or channel\)$/,
+    );
+  });
+
   test("the server refused its calls for the rate limit", async ({ runBot, sandbox }) => {
     const bot = await runBot({ bot: echo, name: "echo" });
     // The calls of its start are in the minute already: its reply is refused.
