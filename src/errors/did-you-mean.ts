@@ -51,3 +51,10 @@ export function suggest(input: string, candidates: Iterable<string>): string | u
 export function hasTypoOf(mapping: object, wanted: string): boolean {
   return Object.keys(mapping).some((key) => key !== wanted && suggest(key, [wanted]) === wanted);
 }
+
+/** `names` listed for a message: the first `most`, then how many more. */
+export function someOf(names: readonly string[], most = 8): string {
+  return names.length > most
+    ? `${names.slice(0, most).join(", ")} and ${names.length - most} more`
+    : names.join(", ");
+}

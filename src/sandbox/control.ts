@@ -3,7 +3,7 @@
  * clock, sends) and to break it on purpose (faults). Sends take the same path as HTTP.
  */
 import { BothostError } from "../errors/bothost-error.ts";
-import { suggest } from "../errors/did-you-mean.ts";
+import { someOf, suggest } from "../errors/did-you-mean.ts";
 import type { SandboxCore } from "./core.ts";
 import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./core.ts";
 import type { Faults } from "./faults.ts";
@@ -70,12 +70,8 @@ export function createControl(deps: ControlDeps): SandboxControl {
     if (user && !user.system_bot) return user;
     const emails = core.data.users.filter((u) => !u.system_bot).map((u) => u.delivery_email);
     const meant = suggest(email, emails);
-    const some =
-      emails.length > 8
-        ? `${emails.slice(0, 8).join(", ")} and ${emails.length - 8} more`
-        : emails.join(", ");
     throw new SandboxControlError(
-      `No sandbox account with email "${email}"${meant ? `: did you mean ${meant}?` : ""} (the org has ${some}).`,
+      `No sandbox account with email "${email}"${meant ? `: did you mean ${meant}?` : ""} (the org has ${someOf(emails)}).`,
     );
   };
   return {

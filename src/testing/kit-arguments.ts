@@ -5,8 +5,9 @@
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { definitionProblems } from "../bot/definition-problems.ts";
 import { parseDuration } from "../config/duration.ts";
+import { ROLE_NAMES, type RoleName } from "../effects/users/roles.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import { suggest } from "../errors/did-you-mean.ts";
+import { someOf, suggest } from "../errors/did-you-mean.ts";
 
 /**
  * `bot`, given as a value to `runBot` (or `restart`), when it is a bot; else `MODULE_INVALID`,
@@ -69,13 +70,7 @@ const RUN_BOT_OPTIONS = [
 
 /** runBot's options other than `bot` and `outgoingWebhook` (checked with the bot's start): known, of their types. */
 function checkRunBotOptions(options: Record<string, unknown>): void {
-  for (const key of Object.keys(options)) {
-    if (RUN_BOT_OPTIONS.includes(key)) continue;
-    const meant = suggest(key, RUN_BOT_OPTIONS);
-    throw kitError(
-      `runBot: ${key} is not an option${meant ? `: did you mean ${meant}?` : ""} (it takes ${RUN_BOT_OPTIONS.join(", ")})`,
-    );
-  }
+  checkKeys(options, RUN_BOT_OPTIONS, "runBot: ", "an option", "it takes");
   const { name, email, channels, config, webhooks } = options;
   for (const [key, value] of [
     ["name", name],
@@ -152,10 +147,8 @@ export function checkFrom(from: unknown, where: string): asserts from is string 
 export function checkAccount(emails: readonly string[], email: string, where: string, what: string): void {
   if (emails.includes(email)) return;
   const meant = suggest(email, emails);
-  const some =
-    emails.length > 8 ? `${emails.slice(0, 8).join(", ")} and ${emails.length - 8} more` : emails.join(", ");
   throw kitError(
-    `${where}: ${email} (${what}) has no account in the sandbox${meant ? `: did you mean ${meant}?` : ""} (it has ${some})`,
+    `${where}: ${email} (${what}) has no account in the sandbox${meant ? `: did you mean ${meant}?` : ""} (it has ${someOf(emails)})`,
   );
 }
 
@@ -236,7 +229,6 @@ export function checkStopOptions(options: unknown, where: string, keys: readonly
 const BOT_TEST_OPTIONS = ["org", "users", "clock"];
 const CLOCK_OPTIONS = ["start", "held"];
 const PERSON_FIELDS = ["email", "full_name", "role", "groups", "channels"];
-const ROLES = ["owner", "admin", "moderator", "member", "guest"];
 
 /** A key of `value` that `known` lacks, named with the likeliest one meant. */
 function checkKeys(value: object, known: string[], where: string, what: string, takes: string): void {
@@ -279,10 +271,10 @@ export function checkBotTestOptions(options: unknown): void {
       throw kitError(`${at}.email must be an email, got ${shown(email)}`);
     if (full_name !== undefined && typeof full_name !== "string")
       throw kitError(`${at}.full_name must be a string, got ${shown(full_name)}`);
-    if (role !== undefined && !(typeof role === "string" && ROLES.includes(role))) {
-      const meant = typeof role === "string" ? suggest(role, ROLES) : undefined;
+    if (role !== undefined && !(typeof role === "string" && ROLE_NAMES.includes(role as RoleName))) {
+      const meant = typeof role === "string" ? suggest(role, ROLE_NAMES) : undefined;
       throw kitError(
-        `${at}.role must be one of ${ROLES.join(", ")}, got ${shown(role)}${meant ? `: did you mean ${meant}?` : ""}`,
+        `${at}.role must be one of ${ROLE_NAMES.join(", ")}, got ${shown(role)}${meant ? `: did you mean ${meant}?` : ""}`,
       );
     }
     for (const [key, list] of [
