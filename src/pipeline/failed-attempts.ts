@@ -245,8 +245,9 @@ export class FailedAttempts {
   /** `run`'s message is done with (handled, or kept as a dead letter): its count goes. */
   async done(run: FailedRun): Promise<void> {
     const key = this.#keyOf(run);
-    if (key !== undefined) this.#begun.delete(key);
-    if (key !== undefined) this.#lane.release(this, key);
-    if (key !== undefined) await this.#store!.delete(key).catch(() => {});
+    if (key === undefined) return;
+    this.#begun.delete(key);
+    this.#lane.release(this, key);
+    await this.#store!.delete(key).catch(() => {});
   }
 }
