@@ -48,7 +48,10 @@ const logged = () =>
 
 it("logs each line of a dialog's handler once, across answers, a restart and a back", async () => {
   expect((await bot.ask(MEMBER, dm("order"))).content).toBe("Which size?");
-  expect((await bot.ask(MEMBER, dm("small"))).content).toBe("How many?");
+  const small = bot.post(MEMBER, dm("small"));
+  expect((await bot.nextReply({ after: small })).content).toBe("How many?");
+  // The crash comes between answers: a run it cuts short is an attempt that runs (and logs) again.
+  await bot.handled(small);
   await bot.restart({ crash: true });
   // Back to the first question: its answer is replaced, and what follows it runs (and logs) anew.
   expect((await bot.ask(MEMBER, dm("back"))).content).toBe("Which size?");
