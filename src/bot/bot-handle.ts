@@ -6,6 +6,7 @@ import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import { Composer } from "../pipeline/composer.ts";
 import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";
+import { loudAfterError } from "../pipeline/run-log.ts";
 import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
 import type { KV } from "../state/kv.ts";
 import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot-api.ts";
@@ -80,7 +81,11 @@ export function createBotHandle<S>(deps: {
       return api;
     },
     catch(handler) {
-      composer.catch(handler);
+      if (typeof handler !== "function") composer.catch(handler);
+      composer.catch((err, ctx) => {
+        loudAfterError(ctx as BotContext<unknown>);
+        return handler(err, ctx);
+      });
       return api;
     },
     recurring(id, announcement) {

@@ -2,7 +2,8 @@
  * The log of a handler's run. A dialog's run replays its log from the handler's start: what the
  * handler logs through `ctx.log` before it is past the steps its record holds was logged when
  * those steps ran, so a replay does not log it again. What the pipeline says of the run (its
- * failure, its end) goes to the run's own logger, never quiet: {@link runLog}.
+ * failure, its end) goes to the run's own logger, never quiet: {@link runLog}; a `bot.catch`
+ * logs through `ctx.log` again ({@link loudAfterError}).
  */
 import type { Logger } from "pino";
 import type { BotContext } from "./context.ts";
@@ -20,6 +21,15 @@ export function quietWhileReplaying(ctx: BotContext<unknown>, turn: Turn): void 
   turn.onLive = () => {
     quiet.level = log.level;
   };
+}
+
+/**
+ * `ctx`'s handler failed: its `ctx.log` logs again, so that what a `bot.catch` says of an error
+ * thrown during a replay is logged (the error itself is new, whatever step the run was at).
+ */
+export function loudAfterError(ctx: BotContext<unknown>): void {
+  const log = RUN_LOGS.get(ctx);
+  if (log !== undefined) ctx.log.level = log.level;
 }
 
 /** The logger the pipeline says what became of `ctx`'s run with. */

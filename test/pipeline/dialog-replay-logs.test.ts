@@ -59,3 +59,29 @@ it("logs each line of a dialog's handler once, across answers, a restart and a b
   expect((await bot.ask(MEMBER, dm("2"))).content).toBe("2 x large");
   expect(logged()).toEqual(["begin", "size:small", "size:large", "count:2"]);
 });
+
+it("a bot.catch sees an error thrown while a dialog's run replays, and what it logs is logged", async () => {
+  let broken = false;
+  const fragile = defineBot({
+    setup(b) {
+      b.command("order", async (ctx) => {
+        await ctx.prompt("Which size?");
+        // Thrown on the way to the newest answer: the run is still replaying here.
+        if (broken) throw new Error("the size list is gone");
+        await ctx.prompt("How many?");
+        await ctx.reply("ordered");
+      });
+      b.catch((err, ctx) => ctx.log.warn({ caught: (err as Error).message }, "order failed"));
+    },
+  });
+  await bot.stop();
+  bot = await runBot(sandbox, { bot: fragile, name: "fragile", config: "retries: { attempts: 1 }" });
+  expect((await bot.ask(MEMBER, dm("order"))).content).toBe("Which size?");
+  expect((await bot.ask(MEMBER, dm("small"))).content).toBe("How many?");
+  broken = true;
+  const two = bot.post(MEMBER, dm("2"));
+  await expect(bot.handled(two)).rejects.toThrow(/the size list is gone/);
+  expect(bot.logs().filter((l) => l.caught !== undefined)).toEqual([
+    expect.objectContaining({ caught: "the size list is gone", msg: "order failed" }),
+  ]);
+});
