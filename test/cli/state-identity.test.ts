@@ -114,7 +114,8 @@ describe("on the embedded sandbox", () => {
     );
     third.daemon.kill("SIGTERM");
     expect(await third.daemon.exited).toEqual({ code: 0, signal: null });
-  });
+    // Three daemons started cold one after another: about 10 s on an idle machine, twice that on a busy one.
+  }, 45_000);
 });
 
 /** A server of its own (not the embedded one): the config names its URL, as for a real server. */
