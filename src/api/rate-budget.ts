@@ -50,6 +50,11 @@ export interface BucketSnapshot {
   remainingHour: number;
   /** Until when a 429 blocks the bucket (ms since the epoch), if it does now. */
   blockedUntil: number | undefined;
+  /**
+   * How long a call asking now would wait before it starts (0: it would start at once): the calls
+   * already waiting, the windows spent, or a 429's block. A kept-to limit's wait is this client's.
+   */
+  waitMs: number;
   /** Calls made since the budget was created (a daemon keeps one per account), and 429s received. */
   calls: number;
   limited: number;
@@ -206,6 +211,7 @@ export class RateBucket {
       usedHour,
       remainingHour: Math.min(Math.max(0, this.limits.perHour - usedHour), server?.remaining ?? perHour),
       blockedUntil: this.#blockedUntil > now ? this.#blockedUntil : undefined,
+      waitMs: this.enforced ? this.nextStartAt(now) - now : 0,
       calls: this.calls,
       limited: this.limited,
     };

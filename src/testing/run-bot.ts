@@ -206,13 +206,14 @@ async function startBot(
       (after > 0 && last.ledger.recorded(name, after)
         ? " (it handled that message without answering)"
         : "") ||
-      silentBecause(
-        control,
+      silentBecause(control, {
         email,
-        running === undefined,
-        requestsBefore,
-        after > 0 ? unreached(after) : undefined,
-      );
+        stopped: running === undefined,
+        since: requestsBefore,
+        unreached: after > 0 ? unreached(after) : undefined,
+        budget: running?.daemon.bots.find((b) => b.name === name)?.status.budget,
+        testClock: options.clock !== undefined,
+      });
     return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
   };
   const nextReply = async (options?: NextReplyOptions) => {

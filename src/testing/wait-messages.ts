@@ -1,4 +1,5 @@
 /** What the testing kit's waits say when they give up: the message named, the handler's error. */
+import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { ApiError } from "../sandbox/http/api-error.ts";
 import type { SandboxControl } from "../sandbox/types.ts";
 
@@ -31,24 +32,40 @@ export function handlerFailure(logs: readonly Record<string, unknown>[], id: num
   return undefined;
 }
 
+/** What {@link silentBecause} reads of a silent bot. */
+export interface SilentBot {
+  email: string;
+  stopped: boolean;
+  /** The sandbox's requests from this index on are the bot's (the calls of its runs). */
+  since: number;
+  /** Why the message waited on never reached the bot, if it did not. */
+  unreached: string | undefined;
+  /** The running bot's call budgets (its client's pacing), if it runs. */
+  budget: readonly BucketSnapshot[] | undefined;
+  /** Whether the bot runs on the test's clock (`runBot({ clock })`, as the fixture's bots do). */
+  testClock: boolean;
+}
+
 /**
  * Why a bot may have sent nothing, when the kit can tell: the message never reached it, it is
- * stopped, or the server refused its calls for the account's rate limit since request `since`
- * (it then waits for the budget).
+ * stopped, the server refused its calls for the account's rate limit (it then waits for the
+ * budget), or, the server having refused none, its calls wait for its own pacing (`rate_limit`).
  */
-export function silentBecause(
-  control: SandboxControl,
-  email: string,
-  stopped: boolean,
-  since: number,
-  unreached: string | undefined,
-): string {
-  if (unreached) return ` (the message never reached it: ${unreached})`;
-  if (stopped) return " (it is stopped: start() it, and it catches the message up)";
-  const refused = control.requests.slice(since).filter((r) => r.email === email && r.status === 429).length;
-  return refused > 0
-    ? ` (the server refused ${refused} of its calls for the account's rate limit: it waits for the budget, on the test's clock)`
-    : "";
+export function silentBecause(control: SandboxControl, bot: SilentBot): string {
+  if (bot.unreached) return ` (the message never reached it: ${bot.unreached})`;
+  if (bot.stopped) return " (it is stopped: start() it, and it catches the message up)";
+  const onClock = (before: string) => (bot.testClock ? `${before} on the test's clock` : "");
+  const refused = control.requests
+    .slice(bot.since)
+    .filter((r) => r.email === bot.email && r.status === 429).length;
+  if (refused > 0)
+    return ` (the server refused ${refused} of its calls for the account's rate limit: it waits for the budget${onClock(",")})`;
+  // The bucket whose next call waits longest: the event queue's holds back what reaches the bot.
+  const held = [...(bot.budget ?? [])].sort((a, b) => b.waitMs - a.waitMs)[0];
+  if (!held || held.waitMs <= 0) return "";
+  const calls = held.bucket === "events" ? "its event-queue calls wait" : "they wait";
+  const used = `${held.perMinute} calls a minute (${held.usedMinute} used) and ${held.perHour} an hour (${held.usedHour} used)`;
+  return ` (the server refused none of its calls: ${calls} for its own rate budget (\`rate_limit\`), ${used}, the next in ${Math.ceil(held.waitMs / 1000)} s${onClock("")})`;
 }
 
 /** A post the server refused (an unknown channel or person), as `post` or `ask` (`where`) reports it. */

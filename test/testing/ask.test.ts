@@ -100,4 +100,24 @@ describe("a silent bot's message says why, when the kit can tell", () => {
       /within 1000 ms \(the server refused \d+ of its calls for the account's rate limit: it waits for the budget, on the test's clock\)$/,
     );
   });
+
+  test("its own pacing holds its reply: the server refused nothing", async ({ runBot, sandbox }) => {
+    // Posts 20 notes to a channel, then answers: its own budget of 20 calls a minute (the calls
+    // of its start among them) is spent before the answer, which waits for the minute.
+    const chatty = defineBot({
+      setup(bot) {
+        bot.on("message", { direct: true }, async (ctx) => {
+          for (let i = 0; i < 20; i++) {
+            await ctx.send({ type: "channel", to: "general", topic: "notes", content: `note ${i}` });
+          }
+          await ctx.reply("done");
+        });
+      },
+    });
+    const bot = await runBot({ bot: chatty, name: "chatty", config: "rate_limit: { per_minute: 20 }" });
+    await expect(bot.ask(MEMBER, dm(bot.email, "go"), { timeoutMs: 1_000 })).rejects.toThrow(
+      /^chatty sent no message after message \d+ \("go" from member@sandbox\.example in a direct message to chatty-bot@sandbox\.example\) within 1000 ms \(the server refused none of its calls: they wait for its own rate budget \(`rate_limit`\), 20 calls a minute \(20 used\) and 2000 an hour \(20 used\), the next in \d+ s on the test's clock\)$/,
+    );
+    expect(sandbox.control.requests.filter((r) => r.status === 429)).toEqual([]);
+  });
 });
