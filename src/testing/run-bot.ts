@@ -10,6 +10,7 @@ import { botNameProblem } from "../config/schema-fields.ts";
 import { failureWords } from "../daemon/status-of.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
+import { accountTurns } from "./account-turns.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { type NameHold, nameHold } from "./bot-names.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
@@ -112,6 +113,9 @@ async function startBot(
     }
   }
   const userId = control.users().find((u) => u.email === email)!.user_id;
+  // The account's messages from now until another bot takes it are this bot's (and those it scheduled).
+  const turns = accountTurns(sandbox, email, userId, {});
+  turns.begin();
   if (options.clock && Math.abs(options.clock.now() - control.now()) > 1_000) {
     throw kitError(
       "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
@@ -178,14 +182,10 @@ async function startBot(
   );
   const jobs = options.clock?.afterEachTimer(jobsDone(scheduler, DEFAULT_WAIT_MS));
   const view = (id: number) => control.messageView(id);
-  const mine = () =>
-    control
-      .messages()
-      .filter((m) => m.sender_id === userId)
-      .map((m) => view(m.id as number)!);
+  const mine = () => turns.sent().map((m) => view(m.id as number)!);
   const firstAfter = (after: number, where: ((m: TestMessage) => boolean) | undefined) => {
-    for (const m of control.messages()) {
-      if (m.sender_id !== userId || (m.id as number) <= after) continue;
+    for (const m of turns.sent()) {
+      if ((m.id as number) <= after) continue;
       const message = view(m.id as number)!;
       if (where === undefined || where(message)) return message;
     }
@@ -244,9 +244,9 @@ async function startBot(
     const claim = claims.open(view(send(from, input, "ask"))!);
     const sent = () => {
       const floor = claims.floor();
-      return control
-        .messages()
-        .filter((m) => m.sender_id === userId && (m.id as number) > floor)
+      return turns
+        .sent()
+        .filter((m) => (m.id as number) > floor)
         .map((m) => view(m.id as number)!);
     };
     try {
@@ -323,6 +323,7 @@ async function startBot(
     if (wiped) throw kitError(`${name} cannot start: stop({ wipe: true }) deleted its state`);
     if (running) throw kitError(`${name} is running: stop() it before start()`);
     hold.take("start");
+    turns.begin();
     try {
       running = await launch(current);
     } catch (err) {

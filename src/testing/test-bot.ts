@@ -116,7 +116,10 @@ export interface TestBot {
    * answered; the handler runs after.
    */
   webhook(name: string, request?: WebhookRequest): Promise<WebhookResponse>;
-  /** Every message the bot has sent, oldest first. */
+  /**
+   * Every message the bot has sent, oldest first: its account's messages from its start (each
+   * `start()` too) until another bot starts on the account, and the scheduled messages it made.
+   */
   replies(): TestMessage[];
   /** The bot's open dialogs, oldest first, as `bothost dialogs` lists them (none while stopped). */
   dialogs(): DialogView[];

@@ -7,6 +7,7 @@
 import { defineBot } from "bothost";
 import { runBot, TestClock } from "bothost/testing";
 import { createBotTest, describe, expect } from "bothost/testing/vitest";
+import { reminder } from "../support/reminder-bot.ts";
 
 const MEMBER = "member@sandbox.example";
 
@@ -78,15 +79,6 @@ describe("an inline org", () => {
 });
 
 describe("the clock", () => {
-  const reminder = defineBot({
-    setup(bot) {
-      bot.on("message", { direct: true }, async (ctx) => {
-        const at = Date.now() + 5 * 60_000;
-        await ctx.schedule.at({ to: [ctx.event.message.sender_id], content: "tea time", at });
-        await ctx.reply("I will remind you in 5 minutes.");
-      });
-    },
-  });
   const test = createBotTest();
 
   test("delivers a reminder booked on the server when advanced past it", async ({
