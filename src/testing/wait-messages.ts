@@ -36,7 +36,7 @@ export function handlerFailure(logs: readonly Record<string, unknown>[], id: num
 export interface SilentBot {
   email: string;
   stopped: boolean;
-  /** The sandbox's requests from this index on are the bot's (the calls of its runs). */
+  /** Where the bot's runs begin in the sandbox's request log: its 429s are counted from there. */
   since: number;
   /** Why the message waited on never reached the bot, if it did not. */
   unreached: string | undefined;
