@@ -4,7 +4,7 @@
  * again on the same state: the topic reads the question once, with its buttons; the approver's
  * press on it decides, made after the restart or while no daemon ran, the outcome posted once, and
  * the next request there is asked. A press made while no daemon ran under another name of its
- * button's emoji (✗ is `cross_mark` and `x`) decides too.
+ * button's emoji (✗ is `cross_mark` and `wrong`) decides too.
  */
 import { expect, it } from "vitest";
 import * as A from "../support/approvals-daemon.ts";
@@ -57,9 +57,9 @@ it.each([
   },
 );
 
-// Pressed before the bot put its buttons, ✗ as `x`: the server keeps that name, and the bot's
+// Pressed before the bot put its buttons, ✗ as `wrong`: the server keeps that name, and the bot's
 // `cross_mark` put at the restart becomes a vote under it. The press is matched by its emoji's code.
-it("killed right after the question's send, ✗ pressed while down as `x`: the press rejects", {
+it("killed right after the question's send, ✗ pressed while down as `wrong`: the press rejects", {
   timeout: 30_000,
 }, async () => {
   const bot = await A.setUp();
@@ -67,14 +67,14 @@ it("killed right after the question's send, ✗ pressed while down as `x`: the p
   bot.sandbox.control.sendAs(A.REQ, { ...A.topic, content: A.ask("api 1.4.2") });
   expect(await daemon.exited).toEqual({ code: null, signal: "SIGKILL" });
   const id = Number(bot.sandbox.control.messages().at(-1)!.id);
-  await A.approve(bot, id, "x");
+  await A.approve(bot, id, "wrong");
   const again = await bot.start();
   const rejected = "Deploy of api 1.4.2 rejected by Rita Release.";
   await bot.sandbox.control.waitFor(() => postedBy(bot.sandbox, A.BOT).includes(rejected), {
     timeoutMs: 15_000,
   });
   const names = (bot.sandbox.control.messageView(id)?.reactions ?? []) as { emoji_name: string }[];
-  expect(names.map((r) => r.emoji_name).sort()).toEqual(["check", "x", "x"]);
+  expect(names.map((r) => r.emoji_name).sort()).toEqual(["check", "wrong", "wrong"]);
   expect(postedBy(bot.sandbox, A.BOT)).toEqual([A.question("api 1.4.2"), rejected]);
   again.kill("SIGTERM");
   expect(await again.exited).toEqual({ code: 0, signal: null });

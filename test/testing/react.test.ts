@@ -45,6 +45,28 @@ describe("react", () => {
     expect(sandbox.control.messageView(id)?.reactions).toEqual([]);
   });
 
+  test("common emoji reach the bot with the server's codes", async ({ runBot }) => {
+    const bot = await runBot({ bot: watcher, name: "watcher" });
+    const id = bot.post(MEMBER, { type: "channel", to: "general", topic: "lunch", content: "pizza?" });
+    let after = id;
+    const pressed: [string, string][] = [
+      ["pizza", "1f355"],
+      ["taco", "1f32e"],
+      ["100", "1f4af"],
+      ["smile", "1f642"],
+    ];
+    for (const [name, code] of pressed) {
+      await bot.react(id, name, { as: MEMBER });
+      const seen = await bot.nextReply({ after });
+      expect(seen.content).toBe(`add ${name} (${code}) on ${id} by ${MEMBER}`);
+      after = seen.id;
+    }
+    // The server's name for 1f642 is `smile`; it has no `slight_smile`.
+    await expect(bot.react(id, "slight_smile", { as: MEMBER })).rejects.toThrow(
+      "Emoji 'slight_smile' does not exist (BAD_REQUEST)",
+    );
+  });
+
   test("the server's refusal is the rejection", async ({ runBot }) => {
     const bot = await runBot({ bot: watcher, name: "watcher" });
     const id = bot.post(MEMBER, { type: "channel", to: "general", topic: "lunch", content: "pizza?" });

@@ -1,47 +1,14 @@
 /**
- * The sandbox's emoji: a small set of the server's unicode emoji names (aliases included) and their
- * codes, the ones bots react with, plus the server's one extra emoji, `zulip`. The sandbox has no
- * custom (realm) emoji. Names and codes follow the server's emoji set; a name missing here is
- * refused as the server refuses an unknown one.
+ * The sandbox's emoji: a set of the server's unicode emoji names (aliases included) and their codes,
+ * the ones people and bots commonly react and write with ({@link EMOJI_CODES}, in emoji-names.ts),
+ * plus the server's one extra emoji, `zulip`. The sandbox has no custom (realm) emoji. Names and
+ * codes follow the server's emoji set; a name missing here is refused as the server refuses an
+ * unknown one.
  */
 
-/** Unicode emoji name → code point(s), as the server's `name_to_codepoint`. */
-export const EMOJI_CODES: Readonly<Record<string, string>> = {
-  "+1": "1f44d",
-  thumbs_up: "1f44d",
-  like: "1f44d",
-  "-1": "1f44e",
-  thumbs_down: "1f44e",
-  tada: "1f389",
-  heart: "2764",
-  smile: "1f604",
-  slight_smile: "1f642",
-  joy: "1f602",
-  check: "2705",
-  check_mark: "2714",
-  cross_mark: "274c",
-  x: "274c",
-  eyes: "1f440",
-  octopus: "1f419",
-  rocket: "1f680",
-  fire: "1f525",
-  star: "2b50",
-  warning: "26a0",
-  wave: "1f44b",
-  thinking: "1f914",
-  ok: "1f197",
-  working_on_it: "1f6e0",
-  hammer_and_wrench: "1f6e0",
-  hourglass: "231b",
-  robot: "1f916",
-  clock: "1f570",
-  bell: "1f514",
-  question: "2753",
-  exclamation: "2757",
-  clap: "1f44f",
-  pray: "1f64f",
-  "100": "1f4af",
-};
+import { EMOJI_CODES } from "./emoji-names.ts";
+
+export { EMOJI_CODES };
 
 const CODES = new Set(Object.values(EMOJI_CODES));
 
