@@ -62,4 +62,6 @@ it.skipIf(!hasRedisServer())(
     // One event queue for the bot: the holder's.
     expect(sandbox.control.queues().filter((q) => q.email === botEmail(0))).toHaveLength(1);
   },
+  // Redis, a sandbox and two daemons started cold, then a reload: past 20 s on a busy machine.
+  45_000,
 );
