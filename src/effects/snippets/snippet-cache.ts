@@ -27,8 +27,9 @@ export class SnippetError extends BothostError<"SNIPPET_INVALID" | "SNIPPET_NOT_
     message: string,
     /** The parameter at fault, when known: the snippet's `title` or `content`. */
     readonly field?: "title" | "content",
+    options?: { cause?: unknown },
   ) {
-    super(code, message);
+    super(code, message, options);
   }
 }
 
@@ -150,10 +151,18 @@ export class SnippetCache implements Snippets {
     const t = snippetField("title", title);
     const c = snippetField("content", content);
     return this.#lock.run(t, async () => {
-      const found = this.#find(await this.#fresh(), t);
-      if (!found) return { snippet: await this.#create(t, c), action: "created" };
-      if (found.content === c) return { snippet: { ...found }, action: "unchanged" };
-      return { snippet: await this.#update(found, { content: c }), action: "updated" };
+      for (let tries = 2; ; tries--) {
+        const found = this.#find(await this.#fresh(), t);
+        if (!found) return { snippet: await this.#create(t, c), action: "created" };
+        if (found.content === c) return { snippet: { ...found }, action: "unchanged" };
+        try {
+          return { snippet: await this.#update(found, { content: c }), action: "updated" };
+        } catch (err) {
+          // Deleted elsewhere while the cache (untracked, or behind its events) still held it:
+          // the list was reloaded, so the next look creates it or finds another of that title.
+          if (!(err instanceof SnippetError && err.code === "SNIPPET_NOT_FOUND") || tries === 1) throw err;
+        }
+      }
     });
   }
 
@@ -181,7 +190,19 @@ export class SnippetCache implements Snippets {
       this.#byId?.delete(found.id);
       return this.#create(changes.title ?? found.title, changes.content ?? found.content);
     }
-    await this.o.api.update(found.id, changes);
+    try {
+      await this.o.api.update(found.id, changes);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+      // The cache was behind: the snippet is gone from the server. Reload on next use.
+      this.invalidate();
+      throw new SnippetError(
+        "SNIPPET_NOT_FOUND",
+        `Saved snippet "${found.title}" (id ${found.id}) no longer exists on the server: it was deleted elsewhere.`,
+        "title",
+        { cause: err },
+      );
+    }
     const snippet = { ...found, ...changes };
     this.#byId?.set(found.id, snippet);
     return { ...snippet };

@@ -213,3 +213,44 @@ describe("ctx.snippets", () => {
     expect([...handle.handledTypes]).toEqual(["realm_user", "typing"]);
   });
 });
+
+// Without bot.track the cache is reloaded only after a minute: a snippet deleted meanwhile by
+// another session is still in it, and the server answers the PATCH with 404.
+describe("a snippet deleted elsewhere while the untracked cache still holds it", () => {
+  const deleteElsewhere = async (title: string) => {
+    const other = createClient({
+      url: world.sandbox.url,
+      email: BOT,
+      apiKey: world.sandbox.control.apiKeyOf(BOT),
+    });
+    const found = (await other.savedSnippets.list()).saved_snippets.find((s) => s.title === title);
+    await other.savedSnippets.delete(found!.id);
+  };
+  const plain = definition((bot) => bot.on("message", () => {}));
+
+  it("ensure creates it again instead of failing on the PATCH", async () => {
+    running = world.stopAfter(await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }));
+    const ctx = running.context();
+    await ctx.snippets.ensure("Welcome", "Hi");
+    await deleteElsewhere("Welcome");
+    const again = await ctx.snippets.ensure("Welcome", "Hello");
+    expect(again).toMatchObject({ action: "created", snippet: { title: "Welcome", content: "Hello" } });
+    expect(await ctx.snippets.list()).toEqual([
+      expect.objectContaining({ title: "Welcome", content: "Hello" }),
+    ]);
+  });
+
+  it("update fails with SNIPPET_NOT_FOUND naming the snippet, and the next read reloads", async () => {
+    running = world.stopAfter(await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }));
+    const ctx = running.context();
+    await ctx.snippets.list(); // the cache is loaded, and keeps what the bot writes
+    const made = await ctx.snippets.create("FAQ", "v1");
+    await deleteElsewhere("FAQ");
+    await expect(ctx.snippets.update("FAQ", { content: "v2" })).rejects.toMatchObject({
+      code: "SNIPPET_NOT_FOUND",
+      field: "title",
+      message: `Saved snippet "FAQ" (id ${made.id}) no longer exists on the server: it was deleted elsewhere.`,
+    });
+    expect(await ctx.snippets.get("FAQ")).toBeUndefined();
+  });
+});
