@@ -8,11 +8,13 @@
  * same recipient with the same content (and topic) at about the same time, or a snippet with the
  * same title and content created since the event, neither one an earlier effect of the run (or
  * of a dialog's rewound turn) holds; a booking cancelled is one no longer listed, one moved is
- * listed at its new time, a snippet updated or ensured is listed with its new words, one deleted
- * is not listed. Reads (`list`, `get`) are not effects.
+ * listed at its new time (or a little earlier: the first run's `ctx.now()` was), a snippet
+ * updated or ensured is listed with its new words, one deleted is not listed. Reads (`list`,
+ * `get`) are not effects.
  */
+import { realClock } from "../time/clock.ts";
 import { printOf } from "./effect-claims.ts";
-import type { EffectRecord, EffectRun } from "./effect-records.ts";
+import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effect-records.ts";
 import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
 import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
@@ -96,7 +98,15 @@ export function recordedSchedule(
           verify: async () => {
             const when = toSeconds(at instanceof Date ? at.getTime() : at);
             const found = validId(id) ? await listed(schedule, id) : undefined;
-            return found && toSeconds(found.at.getTime()) === when ? null : undefined;
+            if (!found) return undefined;
+            // A time reckoned from ctx.now() is later on a run again: the first run's was earlier
+            // by at most the time since the event (a fixed time is the same on every run).
+            const now = toSeconds((options.clock ?? realClock).now());
+            const since = effects.since;
+            const earliest =
+              since === undefined ? when : when - Math.max(0, now - since) - SERVER_CLOCK_SLACK_S;
+            const t = toSeconds(found.at.getTime());
+            return t <= when && t >= earliest ? null : undefined;
           },
         },
         printOf([id, at instanceof Date ? at.getTime() : at]),

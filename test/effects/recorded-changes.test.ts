@@ -5,8 +5,8 @@
  * snippet was stopped as if its code had changed ("unchanged" now, so its reply was not sent),
  * and a cancel met a 404. Public kit, sandbox over HTTP.
  */
-import { defineBot } from "bothost";
-import { createBotTest, describe, expect } from "bothost/testing/vitest";
+import { type BotDefinition, defineBot } from "bothost";
+import { type BotFixtures, createBotTest, describe, expect } from "bothost/testing/vitest";
 
 const MEMBER = "member@sandbox.example";
 const test = createBotTest();
@@ -17,6 +17,27 @@ const writes = (requests: readonly { method: string; path: string }[], from: num
     .slice(from)
     .map((r) => `${r.method} ${r.path}`)
     .filter((r) => /^(POST|PATCH|DELETE) /.test(r) && path.test(r));
+
+/**
+ * Runs `bot` on a message whose first run's `method` call to `path` is made on the server and
+ * its answer replaced by a 502 (a proxy timing out after the commit); the retry, 5 s later on
+ * the held clock, runs to the end. Resolves the index of the sandbox's requests before the message.
+ */
+async function lostThenRetried(
+  { runBot, sandbox, clock }: Pick<BotFixtures, "runBot" | "sandbox" | "clock">,
+  bot: BotDefinition,
+  method: string,
+  path: RegExp,
+): Promise<number> {
+  const running = await runBot({ bot, name: "keeper", config: "retries: { attempts: 2, backoff: 5s }" });
+  const from = sandbox.control.requests.length;
+  sandbox.control.failNext(1, { status: 502, after: true, paths: [path], methods: [method] });
+  const id = running.post(MEMBER, { type: "direct", to: [running.email], content: "go" });
+  await expect.poll(() => clock.pendingDelays()).toContain(5_000);
+  await clock.advance(5_000);
+  await running.handled(id);
+  return from;
+}
 
 describe("recorded changes of snippets and bookings", () => {
   test("a dialog that ensured a snippet goes on at its answer, told what the first run did", async ({
@@ -120,25 +141,43 @@ describe("recorded changes of snippets and bookings", () => {
           });
         },
       });
-      const bot = await runBot({
-        bot: saver,
-        name: "saver",
-        config: "retries: { attempts: 2, backoff: 5s }",
-      });
-      const from = sandbox.control.requests.length;
-      // Created on the server, its answer replaced by a 502 (a proxy timing out after the commit).
-      sandbox.control.failNext(1, {
-        status: 502,
-        after: true,
-        paths: [/^\/saved_snippets$/],
-        methods: ["POST"],
-      });
-      const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
-      await expect.poll(() => clock.pendingDelays()).toContain(5_000);
-      await clock.advance(5_000);
-      await bot.handled(id);
+      const from = await lostThenRetried({ runBot, sandbox, clock }, saver, "POST", /^\/saved_snippets$/);
       expect(seen).toEqual(["created"]);
       expect(writes(sandbox.control.requests, from, /saved_snippets/)).toEqual(["POST /saved_snippets"]);
+    },
+  );
+
+  held(
+    "a move to ctx.now() + 2 h whose answer was lost is found moved by the retry, not made again",
+    async ({ runBot, sandbox, clock }) => {
+      const hour = 3_600_000;
+      const seen: number[] = [];
+      const mover = defineBot({
+        setup(bot) {
+          bot.on("message", async (ctx) => {
+            const { scheduledMessageId: id } = await ctx.schedule.at({
+              to: [ctx.event.message.sender_id],
+              content: "reminder",
+              at: ctx.now() + hour,
+            });
+            const at = ctx.now() + 2 * hour; // later on the retry: the clock moved on
+            seen.push(at);
+            await ctx.schedule.reschedule(id, at);
+          });
+        },
+      });
+      const from = await lostThenRetried(
+        { runBot, sandbox, clock },
+        mover,
+        "PATCH",
+        /^\/scheduled_messages\/\d+$/,
+      );
+      expect(seen).toHaveLength(2);
+      expect(
+        writes(sandbox.control.requests, from, /scheduled_messages/).map((r) => r.split(" ")[0]),
+      ).toEqual(["POST", "PATCH"]);
+      const [booked] = sandbox.control.scheduled();
+      expect(booked?.scheduled_delivery_timestamp).toBe(Math.ceil(seen[0]! / 1000));
     },
   );
 });
