@@ -126,6 +126,19 @@ export class RateBucket {
   }
 
   /**
+   * Resolves once a call asking then could start at once, reserving nothing (the call still
+   * takes its own slot): for work that must not be committed to before its call can leave.
+   */
+  async room(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const now = this.clock.now();
+      const at = this.enforced ? this.nextStartAt(now) : now;
+      if (at <= now) return;
+      await sleep(this.clock, at - now, signal);
+    }
+  }
+
+  /**
    * {@link acquire} without a promise when the call may start at once (`undefined`); otherwise
    * the wait. Throws at once if `signal` is already aborted.
    */

@@ -60,6 +60,11 @@ export interface MessageReporterOptions {
   clock: Clock;
   /** Makes the claim survive a kill -9 before the server is called (the daemon's store commit). */
   commit?: () => Promise<void>;
+  /**
+   * Resolves once the account's rate budget lets the report's call leave at once: a claim is
+   * taken only then, so a kill -9 while the call would wait for the budget leaves no claim.
+   */
+  budgetRoom?: (signal?: AbortSignal) => Promise<void>;
 }
 
 const DISABLED = /reporting is not enabled|moderation request channel must be specified/i;
@@ -85,6 +90,8 @@ export class MessageReporter {
     const params = validateReport({ type, description }, options.reportTypes);
     if (this.#disabled) return { reported: false, reason: "disabled" };
     options.signal?.throwIfAborted(); // never claim a report that will not even be tried
+    // A claim kept through a kill counts as made: none is taken while the call would only wait.
+    await this.o.budgetRoom?.(options.signal);
     const key = `message:${messageId}`;
     const at = this.o.clock.now();
     const run = options.run;
