@@ -9,7 +9,11 @@ import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import { codePointLength } from "../effects/limits/code-points.ts";
 import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/normalize.ts";
-import { clientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
+import {
+  clientLookups,
+  type RecipientLookups,
+  resolveRecipient,
+} from "../effects/schedule/resolve-recipient.ts";
 import { scheduleInvalid } from "../effects/schedule/scheduled-message-error.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
@@ -65,14 +69,22 @@ export interface ServerTexts {
   maxTopicLength: () => number | undefined;
 }
 
+/** What bookings need of the server, and how channel names and emails become ids. */
+export interface BookingServerOptions extends ServerTexts {
+  /** The bot's caches (`ctx.schedule`'s lookups); default: a request for each name. */
+  lookups?: RecipientLookups;
+}
+
 export class BookingServer {
   readonly #client: Client;
   readonly #emptyTopicName: () => string;
   readonly #texts: ServerTexts;
+  readonly #lookups: RecipientLookups;
   #selfId: number | undefined;
 
-  constructor(client: Client, texts: ServerTexts) {
+  constructor(client: Client, texts: BookingServerOptions) {
     this.#client = client;
+    this.#lookups = texts.lookups ?? clientLookups(client);
     this.#emptyTopicName = texts.emptyTopicName;
     this.#texts = texts;
   }
@@ -148,7 +160,7 @@ export class BookingServer {
    * docs/internals/server-behaviour.md#event-shapes), so the bot's own id is dropped the same way.
    */
   async target(id: string, spec: RecurringAnnouncement): Promise<AnnouncementTarget> {
-    const resolved = await resolveRecipient(clientLookups(this.#client), spec.to, `announcement "${id}"`);
+    const resolved = await resolveRecipient(this.#lookups, spec.to, `announcement "${id}"`);
     let target: Omit<AnnouncementTarget, "specHash">;
     if (resolved.kind === "channel") {
       // A dated topic is rendered per occurrence ({@link topicFor}); its template is what the hash keeps.

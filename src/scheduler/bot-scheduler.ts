@@ -96,6 +96,7 @@ export class BotScheduler {
     if (!followsBookings && declarations.cronJobs.length === 0) return;
     const log = this.#o.log.child({ component: "scheduler" });
     const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
+    const lookups = this.#o.contextDeps().services?.lookups;
     const recurring = followsBookings
       ? new RecurringBookings(
           {
@@ -106,6 +107,8 @@ export class BotScheduler {
               emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
               maxMessageLength: () => this.#o.contextDeps().server?.maxMessageLength,
               maxTopicLength: () => this.#o.contextDeps().server?.maxTopicLength,
+              // Announcements name channels and people as ctx.schedule does, and resolve them alike.
+              ...(lookups ? { lookups } : {}),
             },
           },
           declarations.recurring,

@@ -19,8 +19,8 @@ import {
   type AnnouncementTarget,
   type BookingRecord,
   BookingServer,
+  type BookingServerOptions,
   contentHash,
-  type ServerTexts,
 } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { FailureNotes } from "./failure-notes.ts";
@@ -36,8 +36,8 @@ export interface RecurringBookingsOptions {
   log: Logger;
   clock: Clock;
   stats: SchedulerStats;
-  /** The server's empty topic name and the longest content and topic it takes, once known. */
-  server: ServerTexts;
+  /** The server's empty topic name and longest content and topic, once known; the bot's lookups. */
+  server: BookingServerOptions;
 }
 
 interface Announcement {
