@@ -8,6 +8,7 @@ import { SnippetError } from "../../../src/effects/snippets/snippet-cache.ts";
 import { KV } from "../../../src/state/kv.ts";
 import { MemoryStore } from "../../../src/state/memory-store.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";
@@ -47,6 +48,23 @@ describe("ctx.snippets", () => {
     expect(changed.action).toBe("updated");
     expect(writes(mark)).toEqual([`PATCH /saved_snippets/${first.snippet.id}`]);
     expect(await ctx.snippets.get("Welcome")).toMatchObject({ id: first.snippet.id, content: "Hello!" });
+  });
+
+  it("without bot.track, an ensure a minute later costs the list's one reload and no write", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-30T09:00:00Z"));
+    const plain = definition((bot) => bot.on("message", () => {}));
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }, { clock }),
+    );
+    const ctx = running.context();
+    await ctx.snippets.ensure("Welcome", "Hi");
+    let mark = world.sandbox.control.requests.length;
+    expect((await ctx.snippets.ensure("Welcome", "Hi")).action).toBe("unchanged");
+    expect(requestsSince(world.sandbox, mark)).toEqual([]);
+    await clock.tick(61_000);
+    mark = world.sandbox.control.requests.length;
+    expect((await ctx.snippets.ensure("Welcome", "Hi")).action).toBe("unchanged");
+    expect(requestsSince(world.sandbox, mark)).toEqual(["GET /saved_snippets"]);
   });
 
   it("concurrent ensures of one title create one snippet", async () => {
