@@ -94,15 +94,20 @@ export default defineBot({
       by: Owed["by"],
     ): Promise<boolean> => {
       // Once per member, ever: an account that becomes visible again is not greeted twice. Claimed
-      // at once, not staged with the run: a `realm_user` event cut by a crash never runs again, so a
-      // staged mark would be lost after the greeting went out.
+      // at once, not staged with the run, as a mark saying the greeting is under way: a `realm_user`
+      // event cut by a crash runs once more at the next start (`ctx.replayed`), and finds the mark.
       const key = `greeted:${p.user_id}`;
-      const fresh = await ctx.state.immediate.setIfAbsent(key, Date.now());
-      const owed = fresh ? undefined : owedOf(await ctx.state.immediate.get(key));
-      if (!fresh && owed === undefined) return false;
+      const fresh = await ctx.state.immediate.setIfAbsent(key, { sending: Date.now(), by });
+      const mark = fresh ? undefined : await ctx.state.immediate.get(key);
+      const owed = owedOf(mark);
+      // An event's run cut between the claim and the greeting's send (a kill) runs again and sends
+      // it: found recorded when it went out, sent when it did not. A catch-up's cut run recorded
+      // nothing, so it is not sent again (it may have gone out).
+      const resend = by === "event" && sendingOf(mark)?.by === "event";
+      if (!fresh && owed === undefined && !resend) return false;
       // An event's run again (its question owed by an earlier attempt) makes the greeting's send
       // again: found recorded, not sent. Owed after a catch-up, which recorded nothing: the question alone.
-      const greeting = fresh || (by === "event" && owed?.by === "event");
+      const greeting = fresh || resend || (by === "event" && owed?.by === "event");
       let greeted = !greeting;
       try {
         if (greeting) {
@@ -111,7 +116,7 @@ export default defineBot({
           const template = snippet ? greetingOf(snippet.content) : settings.fallback;
           const text = renderTemplate(template, { name, mention: `@_**${name}|${p.user_id}**` });
           await ctx.send({ type: "direct", to: [p.user_id], content: text });
-          if (fresh)
+          if (fresh || resend)
             ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
         }
         greeted = true;
@@ -124,8 +129,8 @@ export default defineBot({
         else await ctx.state.immediate.delete(key);
         throw err;
       }
-      if (!fresh) await ctx.state.immediate.set(key, Date.now());
-      return fresh;
+      await ctx.state.immediate.set(key, Date.now());
+      return fresh || resend;
     };
 
     bot.on("realm_user", async (ctx) => {
@@ -173,6 +178,17 @@ export default defineBot({
 interface Owed {
   questionOwed: number;
   by: "event" | "start";
+}
+
+/** A member's greeted mark while the greeting is being sent: by whose run. */
+interface Sending {
+  sending: number;
+  by: "event" | "start";
+}
+
+/** `mark`, if it says the greeting is being sent. */
+function sendingOf(mark: unknown): Sending | undefined {
+  return typeof mark === "object" && mark !== null && "sending" in mark ? (mark as Sending) : undefined;
 }
 
 /** `mark`, if it says the team question is owed. */

@@ -135,8 +135,8 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
     /**
      * Ask a new member, by direct message, after the greeting. The mark is written at once, before
      * the question goes out, and kept when the send fails (the question may have gone out): a
-     * `realm_user` event cut by a crash never runs again, so a mark staged with its run would be
-     * lost while the question was already sent, and the member's answer would not be taken.
+     * mark staged with its run would be lost with a run cut by a crash while the question was
+     * already sent, and the member's answer after the restart would not be taken.
      */
     ask: async (ctx: BaseContext<S>, userId: number) => {
       await ctx.state.immediate.set(asked(userId), ctx.now());

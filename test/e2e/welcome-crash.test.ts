@@ -1,10 +1,11 @@
 /**
- * The welcome bot (bots/welcome.ts) under `bothost run`, killed right after its team question
- * went out and before its `realm_user` run ended: that event never runs again, so the mark that
- * the member was asked must already be in the store (written at once and committed before the
- * question is sent), or the member's answer after the restart is taken for an unknown command.
- * The kill's moment: the question's send is held by the sandbox, then made and answered with a
- * 502, so the daemon is killed with the question stored and its run not finished.
+ * The welcome bot (bots/welcome.ts) under `bothost run`, killed with an effect on the server that
+ * its run had not recorded: the team question sent (the mark that the member was asked must be in
+ * the store, or their answer after the restart is taken for an unknown command), the group add
+ * made before the reply, the greeting held by the sandbox or landed with its answer lost. The
+ * restart runs the cut `realm_user` event once more: each member is greeted and asked once.
+ * The kill's moment: a send held by the sandbox (`delay`), dropped by the kill or made and
+ * answered with a 502.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -124,3 +125,44 @@ it("welcomes to the team once when a kill -9 cut the answer's run after the add,
     .toEqual(["Welcome to Backend! You are now in the group @_*backend*."]);
   expect(adds()).toEqual([200]);
 });
+
+/**
+ * Kills the daemon while the first greeting's send is held by the sandbox: dropped by the kill, or
+ * (`landed`) stored and answered with a 502 just before it. The restart runs the event again.
+ */
+async function killedWhileGreeting(landed: boolean) {
+  const { sandbox, start, said } = await setUp();
+  const first = await start();
+  sandbox.control.delay(60_000, { paths: ["/messages"] });
+  sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+  await sandbox.control.waitFor(() => sandbox.control.delayed() > 0);
+  if (landed) {
+    sandbox.control.failNext(1, { status: 502, after: true, paths: ["/messages"] });
+    sandbox.control.delay(0);
+    await sandbox.control.waitFor(() => said().length === 1);
+  }
+  first.kill("SIGKILL");
+  await first.exited;
+  sandbox.control.delay(0);
+  expect(said()).toEqual(landed ? ["Welcome aboard, Kim!"] : []);
+  await start();
+  // The question follows the greeting in the run: once it is there, a second greeting would be too.
+  await expect
+    .poll(() => said(), { timeout: 15_000 })
+    .toEqual([
+      "Welcome aboard, Kim!",
+      "Which team do you join? **Backend**, **Design** (answer with the name).",
+    ]);
+}
+
+it(
+  "greets a member whose realm_user run a kill -9 cut while the greeting was being sent",
+  {
+    timeout: 60_000,
+  },
+  () => killedWhileGreeting(false),
+);
+
+it("greets once a member whose greeting landed just before a kill -9 cut its run", { timeout: 60_000 }, () =>
+  killedWhileGreeting(true),
+);
