@@ -3,6 +3,8 @@
  * whenever a user joins or changes role or a user group changes, it reads the organization's
  * state (one register call), plans what is missing or different, and applies only that: a second
  * run changes nothing. It only adds; it never deletes folders, playgrounds, domains or members.
+ * Changes in a burst share a sync: one within 30 s of the last a change started waits for the
+ * next whole minute. Members added to a group (the bot's own adds) start none.
  *
  * Config:
  * ```yaml
@@ -43,6 +45,9 @@ import { OrgSyncSettings } from "./org-sync/settings.ts";
 
 type Ctx = BaseContext<OrgSyncSettings>;
 
+/** A change this soon after a change's sync began is synced at the next minute's check, not at once. */
+const CHANGE_SPACING_MS = 30_000;
+
 export default defineBot({
   settings: OrgSyncSettings,
   setup(bot, settings) {
@@ -60,11 +65,26 @@ export default defineBot({
       return run;
     };
     const retries = new Retries();
+    // Changes (a join, a group edited) are handled one at a time, each awaiting its sync: a sync
+    // each would spend the account's calls on every join of a burst. So a change within
+    // CHANGE_SPACING_MS of the last sync a change started waits for the minute's check, with the
+    // others made meanwhile (a kill before it: the next start syncs anyway).
+    let lastChangeSyncAt = Number.NEGATIVE_INFINITY;
+    let changed: string | undefined;
+    const syncForChange = (ctx: Ctx, reason: string): Promise<void> => {
+      lastChangeSyncAt = ctx.now();
+      return requestSync(ctx, reason);
+    };
+    const onChange = async (ctx: Ctx, reason: string): Promise<void> => {
+      if (ctx.now() - lastChangeSyncAt >= CHANGE_SPACING_MS) return syncForChange(ctx, reason);
+      changed ??= reason;
+    };
     const when = (at: number | undefined) => `tried again at ${new Date(at ?? 0).toISOString()}`;
 
     async function sync(ctx: Ctx, reason: string): Promise<void> {
       const pending = retries.pending;
       const retry = reason === "retry";
+      if (!retry) changed = undefined; // this sync reads what they changed
       if (retry && pending !== "all" && pending.size === 0) return; // a sync meanwhile did it
       let plan: ReturnType<typeof planSync>;
       try {
@@ -141,9 +161,11 @@ export default defineBot({
     }
 
     bot.onStart((ctx) => requestSync(ctx, "start"));
-    // Each minute: the retry of changes that failed for a passing reason, once its time has come.
+    // Each minute: the changes that waited (a whole sync, which tries again what failed too), else
+    // the retry of changes that failed for a passing reason, once its time has come.
     bot.cron("* * * * *", { id: "org-sync retry" }, async (ctx) => {
-      if (retries.due(ctx.now())) await requestSync(ctx, "retry");
+      if (changed !== undefined) await syncForChange(ctx, changed);
+      else if (retries.due(ctx.now())) await requestSync(ctx, "retry");
     });
 
     if (settings.group_membership.length > 0) {
@@ -151,9 +173,13 @@ export default defineBot({
         const { op, person } = ctx.event;
         // New people, and changes that can make someone match a rule; not avatars or names.
         const relevant = op === "add" || (op === "update" && ("role" in person || person.is_active === true));
-        if (relevant) await requestSync(ctx, `realm_user ${op}`);
+        if (relevant) await onChange(ctx, `realm_user ${op}`);
       });
-      bot.on("user_group", (ctx) => requestSync(ctx, `user_group ${String(ctx.event.op)}`));
+      // Members added leave nobody missing (and the bot's own adds come back as such events).
+      bot.on("user_group", async (ctx) => {
+        const op = String(ctx.event.op);
+        if (op !== "add_members") await onChange(ctx, `user_group ${op}`);
+      });
     }
   },
 });

@@ -111,11 +111,9 @@ describe("org-sync", () => {
     const s = await startOrg();
     const mark = s.control.requests.length;
     await startSync(declared);
-    // The start sync applies the plan; its group change comes back as a user_group event, which
-    // triggers a second sync that finds nothing to change.
-    await expect
-      .poll(summaries)
-      .toEqual(["org-sync: 5 of 5 change(s) applied", "org-sync: nothing to change"]);
+    // The start sync applies the plan; its group change comes back as a user_group event
+    // (add_members), which starts no sync.
+    await expect.poll(summaries).toEqual(["org-sync: 5 of 5 change(s) applied"]);
     expect(writes(mark).sort()).toEqual(
       [
         "PATCH /realm/user_settings_defaults",
@@ -141,11 +139,10 @@ describe("org-sync", () => {
   });
 
   it("adds new users to the group, and puts back a member removed by hand", async () => {
-    const s = await startOrg();
-    await startSync({ group_membership: [{ group: "humans" }] });
-    await expect
-      .poll(summaries)
-      .toEqual(["org-sync: 1 of 1 change(s) applied", "org-sync: nothing to change"]);
+    const clock = new ManualClock(Date.parse("2026-11-30T12:00:10Z"));
+    const s = await startOrg(clock);
+    await startSync({ group_membership: [{ group: "humans" }] }, clock);
+    await expect.poll(summaries).toEqual(["org-sync: 1 of 1 change(s) applied"]);
     const ann = s.control.createUser({ email: "ann@sandbox.example", full_name: "Ann" });
     s.control.createUser({
       email: "helper-bot@sandbox.example",
@@ -161,6 +158,8 @@ describe("org-sync", () => {
       await owner().request<{ user_groups: { id: number; name: string }[] }>("GET", "/user_groups")
     ).user_groups.find((g) => g.name === "humans")!.id;
     await owner().userGroups.updateMembers(groupId, { delete: [ann.user_id] });
+    // Within 30 s of the sync that added Ann: synced at the minute's check.
+    await clock.tickTo(Date.parse("2026-11-30T12:01:00Z"));
     await expect.poll(() => humans(owner())).toContain(ann.user_id);
     expect(running!.logged("org-sync: add users").some((l) => String(l.msg).includes(`${ann.user_id}`))).toBe(
       true,
@@ -201,6 +200,33 @@ describe("org-sync", () => {
   });
 });
 
+describe("org-sync, the account's call budget", () => {
+  it("20 joins one after the other cost two syncs, not one each", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-30T12:00:10Z"));
+    const s = await startOrg(clock);
+    await startSync({ group_membership: [{ group: "humans" }] }, clock);
+    await expect.poll(() => summary().length).toBeGreaterThan(0);
+    const mark = s.control.requests.length;
+    // One join at a time, each read by the bot before the next: the first is synced at once, the
+    // others wait for the minute's check (one the bot had not read by then, for the next).
+    const joined = [];
+    for (let i = 0; i < 20; i++) {
+      joined.push(s.control.createUser({ email: `u${i}@sandbox.example`, full_name: `U ${i}` }));
+      await s.control.waitFor(() =>
+        s.control.queues().every((q) => q.email !== SYNC || (q.parked && q.pending_events === 0)),
+      );
+    }
+    for (const minute of ["12:01", "12:02", "12:03"]) {
+      await clock.tickTo(Date.parse(`2026-11-30T${minute}:00Z`));
+      const members = await humans(owner());
+      if (joined.every((u) => members.includes(u.user_id))) break;
+    }
+    await expect.poll(() => humans(owner())).toEqual(expect.arrayContaining(joined.map((u) => u.user_id)));
+    const registers = requestsSince(s, mark).filter((r) => r === "POST /register");
+    expect(registers.length).toBeLessThanOrEqual(3);
+  });
+});
+
 describe("org-sync, a change that failed for a passing reason", () => {
   /** Ten seconds past a whole minute: the bot checks for a retry due at each whole minute. */
   const at = (hhmm: string) => `2026-11-30T${hhmm}:00.000Z`;
@@ -228,11 +254,10 @@ describe("org-sync, a change that failed for a passing reason", () => {
     await startWith({ group_membership: [{ group: "humans" }] }, (s) =>
       s.control.failNext(1, { status: 503, paths: [/^\/user_groups\/\d+\/members$/] }),
     );
-    // The retry adds the owner; the server's user_group event then starts a sync that finds nothing to do.
+    // The retry adds the owner; the server's user_group event (add_members) starts no sync.
     await retriedAt("12:02", [
       `org-sync: 0 of 1 change(s) applied; 1 tried again at ${at("12:02")}`,
       "org-sync: 1 of 1 change(s) applied",
-      "org-sync: nothing to change",
     ]);
     const group = (await owner().userGroups.list()).user_groups.find((g) => g.name === "humans")!;
     expect(changes()).toEqual([
