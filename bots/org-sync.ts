@@ -96,7 +96,10 @@ export default defineBot({
         }
         const at = retries.settle("all", ctx.now(), ctx.api);
         const message = (err as Error).message;
-        ctx.log.warn({ reason, err }, `org-sync: could not read the organization (${message}); ${when(at)}`);
+        ctx.log.warn(
+          { reason, ...failureOf(err) },
+          `org-sync: could not read the organization (${message}); ${when(at)}`,
+        );
         return;
       }
       const dryRun = settings.dry_run;
@@ -135,13 +138,13 @@ export default defineBot({
         } catch (err) {
           const message = (err as Error).message;
           if (!isPassing(err, ctx.signal)) {
-            ctx.log.error({ reason, action: action.kind, err }, `${line} failed: ${message}`);
+            ctx.log.error({ reason, action: action.kind, ...failureOf(err) }, `${line} failed: ${message}`);
             continue;
           }
           left.set(actionKey(action), described);
           stopped = stopsThePass(err, ctx.signal);
           ctx.log.warn(
-            { reason, action: action.kind, err },
+            { reason, action: action.kind, ...failureOf(err) },
             `${line} failed for a passing reason: ${message}; read again and tried again if still missing`,
           );
         }
@@ -183,3 +186,13 @@ export default defineBot({
     }
   },
 });
+
+/**
+ * What the log says of a failed call besides its message: the server's code and status. Not the
+ * error itself, whose stack would say where in bothost the answer was read: a refusal or an
+ * outage is the organization's or the server's to fix, not a fault in code.
+ */
+function failureOf(err: unknown): { code?: unknown; status?: unknown } {
+  const { code, status } = (err ?? {}) as { code?: unknown; status?: unknown };
+  return { ...(code !== undefined ? { code } : {}), ...(status !== undefined ? { status } : {}) };
+}

@@ -173,7 +173,13 @@ describe("org-sync", () => {
     await expect.poll(() => summary().length).toBe(1);
     expect(summary()[0]!.msg).toBe("org-sync: 1 of 2 change(s) applied");
     const failure = running!.logged("failed:").find((l) => l.level === 50)!;
-    expect(failure).toMatchObject({ level: 50, action: "email_domain" });
+    expect(failure).toMatchObject({
+      level: 50,
+      action: "email_domain",
+      code: "UNAUTHORIZED_PRINCIPAL",
+      status: 400,
+    });
+    expect(failure).not.toHaveProperty("err"); // the refusal is the organization's to fix: no stack
     expect(failure.msg).toContain("org-sync: allow email domain example.org failed:");
   });
 
