@@ -35,7 +35,7 @@
  * who joined while it was down (within `catch_up_days`, default 7; 0 turns it off).
  * Moderators and above may ask it (in a direct message, or mentioning it) `greeted`: how many so far.
  */
-import { defineBot, parseTemplate, renderTemplate } from "bothost";
+import { type BaseContext, defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
 import { setupTeams, TeamSettings } from "./welcome/teams.ts";
 
@@ -97,14 +97,26 @@ export default defineBot({
       // at once, not staged with the run, as a mark saying the greeting is under way: a `realm_user`
       // event cut by a crash runs once more at the next start (`ctx.replayed`), and finds the mark.
       const key = `greeted:${p.user_id}`;
-      const fresh = await ctx.state.immediate.setIfAbsent(key, { sending: Date.now(), by });
+      const fresh = await ctx.state.immediate.setIfAbsent(key, { sending: ctx.now(), by });
       const mark = fresh ? undefined : await ctx.state.immediate.get(key);
       const owed = owedOf(mark);
+      const sending = sendingOf(mark);
       // An event's run cut between the claim and the greeting's send (a kill) runs again and sends
-      // it: found recorded when it went out, sent when it did not. A catch-up's cut run recorded
-      // nothing, so it is not sent again (it may have gone out).
-      const resend = by === "event" && sendingOf(mark)?.by === "event";
-      if (!fresh && owed === undefined && !resend) return false;
+      // it: found recorded when it went out, sent when it did not.
+      let resend = by === "event" && sending?.by === "event";
+      // A catch-up's cut or failed run recorded nothing: the next start looks in the direct
+      // messages for what went out since the claim (one GET /messages), and sends what did not.
+      let questionOnly = false;
+      if (by === "start" && sending?.by === "start") {
+        const found = await sentSince(ctx, p.user_id, sending.sending);
+        if (found === 0) resend = true;
+        else if (found === 1 && settings.teams.length > 0) questionOnly = true;
+        else {
+          await ctx.state.immediate.set(key, ctx.now());
+          return false;
+        }
+      }
+      if (!fresh && owed === undefined && !resend && !questionOnly) return false;
       // An event's run again (its question owed by an earlier attempt) makes the greeting's send
       // again: found recorded, not sent. Owed after a catch-up, which recorded nothing: the question alone.
       const greeting = fresh || resend || (by === "event" && owed?.by === "event");
@@ -124,8 +136,12 @@ export default defineBot({
       } catch (err) {
         // Not greeted: a retry or a later start may try again. Greeted, the question failed: it is
         // owed, by this run's kind if it greeted, else as after a catch-up (the question alone).
+        // Not greeted by a catch-up: the greeting may have gone out (its answer lost), so the mark
+        // stays for the next start to look.
         if (greeted)
-          await ctx.state.immediate.set(key, { questionOwed: Date.now(), by: greeting ? by : "start" });
+          await ctx.state.immediate.set(key, { questionOwed: ctx.now(), by: greeting ? by : "start" });
+        else if (by === "start")
+          await ctx.state.immediate.set(key, { sending: sending?.sending ?? ctx.now(), by });
         else await ctx.state.immediate.delete(key);
         throw err;
       }
@@ -178,6 +194,23 @@ export default defineBot({
 interface Owed {
   questionOwed: number;
   by: "event" | "start";
+}
+
+/**
+ * How many direct messages the bot sent `userId` from 30 s before `sinceMs` (the server's clock may
+ * be behind) on: what a catch-up cut after its claim got out, the greeting and the team question.
+ */
+async function sentSince(
+  ctx: Pick<BaseContext<unknown>, "api" | "bot" | "signal">,
+  userId: number,
+  sinceMs: number,
+) {
+  const { messages } = await ctx.api.messages.get(
+    { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "dm", operand: [userId] }] },
+    { signal: ctx.signal },
+  );
+  return messages.filter((m) => m.sender_id === ctx.bot.userId && m.timestamp * 1000 >= sinceMs - 30_000)
+    .length;
 }
 
 /** A member's greeted mark while the greeting is being sent: by whose run. */

@@ -130,11 +130,24 @@ it("welcomes to the team once when a kill -9 cut the answer's run after the add,
  * Kills the daemon while the first greeting's send is held by the sandbox: dropped by the kill, or
  * (`landed`) stored and answered with a 502 just before it. The restart runs the event again.
  */
-async function killedWhileGreeting(landed: boolean) {
+async function killedWhileGreeting(landed: boolean, by: "event" | "catch-up" = "event") {
   const { sandbox, start, said } = await setUp();
-  const first = await start();
-  sandbox.control.delay(60_000, { paths: ["/messages"] });
-  sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+  let first = await start();
+  if (by === "event") {
+    sandbox.control.delay(60_000, { paths: ["/messages"] });
+    sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+  } else {
+    // Kim joins while the daemon is down: the next start's catch-up greets her, after reading the
+    // members (GET /users, held a moment so that the greeting's send is held once it answered).
+    first.kill("SIGTERM");
+    await first.exited;
+    sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+    sandbox.control.delay(1_500, { paths: ["/users"] });
+    first = await start();
+    await sandbox.control.waitFor(() => sandbox.control.delayed() > 0);
+    sandbox.control.delay(60_000, { paths: ["/messages"] });
+    await sandbox.control.waitFor(() => sandbox.control.requests.some((r) => r.path === "/users"));
+  }
   await sandbox.control.waitFor(() => sandbox.control.delayed() > 0);
   if (landed) {
     sandbox.control.failNext(1, { status: 502, after: true, paths: ["/messages"] });
@@ -165,4 +178,16 @@ it(
 
 it("greets once a member whose greeting landed just before a kill -9 cut its run", { timeout: 60_000 }, () =>
   killedWhileGreeting(true),
+);
+
+it(
+  "greets, at the next start, a member whose catch-up greeting a kill -9 cut while it was being sent",
+  {
+    timeout: 60_000,
+  },
+  () => killedWhileGreeting(false, "catch-up"),
+);
+
+it("greets once a member whose catch-up greeting landed just before a kill -9", { timeout: 60_000 }, () =>
+  killedWhileGreeting(true, "catch-up"),
 );
