@@ -145,7 +145,7 @@ export default defineBot({
         else await ctx.state.immediate.delete(key);
         throw err;
       }
-      await ctx.state.immediate.set(key, Date.now());
+      await ctx.state.immediate.set(key, ctx.now());
       return fresh || resend;
     };
 
