@@ -81,11 +81,16 @@ export function createBotHandle<S>(deps: {
       return api;
     },
     catch(handler) {
-      if (typeof handler !== "function") composer.catch(handler);
-      composer.catch((err, ctx) => {
-        loudAfterError(ctx as BotContext<unknown>);
-        return handler(err, ctx);
-      });
+      // The handler logs what it sees even of an error a dialog's replay threw (run-log.ts); a
+      // value that is no function goes to the composer as it is, which refuses it by name.
+      composer.catch(
+        typeof handler === "function"
+          ? (err, ctx) => {
+              loudAfterError(ctx as BotContext<unknown>);
+              return handler(err, ctx);
+            }
+          : handler,
+      );
       return api;
     },
     recurring(id, announcement) {
