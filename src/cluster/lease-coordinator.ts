@@ -3,8 +3,8 @@
  * holding its lease in Redis. Every round (each `ttl/3`) an instance says it is alive, renews its
  * leases, and takes free bots or hands one over (stop it gracefully, then release the lease) so
  * that the instances split the bots fairly, within one of each other (see `balance.ts`). A dead
- * instance's leases expire after the ttl and the others take its bots, which resume from the
- * shared cursor and replay what was missed.
+ * instance's leases expire after the ttl (one of this host's: at once, gone-holders.ts) and the
+ * others take its bots, which resume from the shared cursor and replay what was missed.
  *
  * The timing rule that keeps two instances from running one bot at the same time: a lease is
  * written with a `ttl` expiry on Redis's clock, at some instant after the holder sent the
@@ -32,6 +32,7 @@ import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance, refusalsOf } from "./balance.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
+import { leavingDead, type TakeFrom, thisProcess } from "./gone-holders.ts";
 import { LeaseHolders } from "./lease-holders.ts";
 import { errorText, type HaltNotes, type Held, haltBot, leaseTiming } from "./lease-parts.ts";
 import { type ClusterView, RedisLeases } from "./redis-leases.ts";
@@ -72,6 +73,8 @@ export class LeaseCoordinator implements Coordinator {
   #reReadDue = false;
   #sink: ReplicationSink | undefined;
   readonly #holders: LeaseHolders;
+  /** This process, as its heartbeats say it (gone-holders.ts). */
+  #proc: string | undefined;
 
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
@@ -110,10 +113,12 @@ export class LeaseCoordinator implements Coordinator {
 
   async start(hooks: CoordinatorHooks): Promise<void> {
     this.#hooks = hooks;
+    this.#proc = await thisProcess();
     this.#leases = await RedisLeases.open({
       url: this.#o.store.url,
       prefix: this.#o.store.prefix,
       instanceId: this.instanceId,
+      proc: this.#proc,
       ttlMs: this.timing.ttlMs,
       log: this.#o.log,
     });
@@ -239,9 +244,14 @@ export class LeaseCoordinator implements Coordinator {
     const leases = this.#leases!;
     let view: ClusterView;
     let gone: string[];
+    let takeFrom: Map<string, TakeFrom>;
     try {
       const sentAt = performance.now();
       view = await leases.heartbeat(this.#o.bots, this.#refused);
+      // A dead instance of this host: its bots are free to take now, not once its leases expire.
+      const dead = await leavingDead(view, { id: this.instanceId, proc: this.#proc });
+      takeFrom = dead.takeFrom;
+      for (const instance of dead.idle) await leases.forget(instance);
       this.#holders.read(view.holders, sentAt, view.epoch);
       gone = await this.#renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
@@ -283,8 +293,9 @@ export class LeaseCoordinator implements Coordinator {
         continue;
       const sentAt = performance.now();
       let fence: Fence | undefined;
+      const from = takeFrom.get(bot);
       try {
-        fence = await leases.acquire(bot);
+        fence = await (from ? leases.takeOver(bot, from.seen, from.dead) : leases.acquire(bot));
       } catch (err) {
         this.#failed(err);
         break;
@@ -297,6 +308,11 @@ export class LeaseCoordinator implements Coordinator {
       this.#lost.delete(bot);
       // A number, no secret: not under a key the log redacts (`token`).
       const fencingToken = fencingTokenOf(fence);
+      if (from)
+        this.#o.log.info(
+          { bot, from: from.dead },
+          "the instance holding the bot's lease was a process of this host that is gone: its lease is taken now",
+        );
       this.#o.log.info({ bot, fencingToken }, "lease acquired; starting the bot on this instance");
     }
     return acquired;

@@ -12,6 +12,8 @@
  *   (on Redis's clock), for sharing the bots out.
  * - `<prefix>#refusals`: a hash, by live instance id, of the bots that failed to start on that
  *   instance (newline-separated), which it leaves to the others; dropped with its membership.
+ * - `<prefix>#procs`: a hash, by live instance id, of the process it is (gone-holders.ts), so that
+ *   an instance on the same host can tell it died; dropped with its membership.
  *
  * The lease keeper has its own connection, without an offline queue: while Redis is out of
  * reach a renewal fails at once instead of waiting, and the coordinator's clock decides. Through
@@ -38,6 +40,29 @@ local token = redis.call('INCR', KEYS[2])
 local value = token .. ':' .. ARGV[1]
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
 return value
+`;
+
+/**
+ * Take a lease from `ARGV[4]`, an instance that died (gone-holders.ts), only if it holds the very
+ * value read (`ARGV[1]`); the dead instance leaves the live set at once, with its refusals.
+ */
+const TAKE_OVER = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end
+redis.call('ZREM', KEYS[3], ARGV[4])
+redis.call('HDEL', KEYS[4], ARGV[4])
+redis.call('HDEL', KEYS[5], ARGV[4])
+local token = redis.call('INCR', KEYS[2])
+local value = token .. ':' .. ARGV[2]
+redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
+return value
+`;
+
+/** An instance that died leaves the live set (and its refusals) at once. */
+const FORGET = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1
 `;
 
 const RENEW = `
@@ -72,6 +97,7 @@ local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 if #gone > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
   redis.call('HDEL', KEYS[2], unpack(gone))
+  redis.call('HDEL', KEYS[4], unpack(gone))
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 if ARGV[3] == '' then
@@ -79,14 +105,16 @@ if ARGV[3] == '' then
 else
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], ARGV[1], ARGV[5]) end
 local epoch = redis.call('GET', KEYS[3])
 if not epoch then
   epoch = ARGV[4]
   redis.call('SET', KEYS[3], epoch)
 end
 local holders = {}
-if #KEYS > 3 then holders = redis.call('MGET', unpack(KEYS, 4)) end
-return {redis.call('ZRANGE', KEYS[1], 0, -1), holders, redis.call('HGETALL', KEYS[2]), epoch}
+if #KEYS > 4 then holders = redis.call('MGET', unpack(KEYS, 5)) end
+return {redis.call('ZRANGE', KEYS[1], 0, -1), holders, redis.call('HGETALL', KEYS[2]), epoch,
+  redis.call('HGETALL', KEYS[4])}
 `;
 
 type LeaseScripts = {
@@ -96,7 +124,19 @@ type LeaseScripts = {
   bothostHeartbeat(
     numKeys: number,
     ...keysThenArgs: (string | number)[]
-  ): Promise<[string[], (string | null)[], string[], string]>;
+  ): Promise<[string[], (string | null)[], string[], string, string[]]>;
+  bothostLeaseTakeOver(
+    lease: string,
+    counter: string,
+    instances: string,
+    refusals: string,
+    procs: string,
+    seen: string,
+    instance: string,
+    ttl: number,
+    dead: string,
+  ): Promise<string | null>;
+  bothostForget(instances: string, refusals: string, procs: string, dead: string): Promise<number>;
 };
 
 /**
@@ -113,6 +153,10 @@ export interface ClusterView {
    * persistence), the leases with them, where an expired lease leaves it as it was.
    */
   epoch: string;
+  /** Each bot's lease as read (`<token>:<instance>`), for a take-over from a dead holder. */
+  values: Map<string, string>;
+  /** The process each live instance says it is (gone-holders.ts), by instance id. */
+  procs: Map<string, string>;
 }
 
 interface RedisLeasesOptions {
@@ -120,6 +164,8 @@ interface RedisLeasesOptions {
   /** The store's key prefix (records are `<prefix>#…`). */
   prefix: string;
   instanceId: string;
+  /** The process this instance is (gone-holders.ts), said in each heartbeat; none where /proc is absent. */
+  proc?: string | undefined;
   ttlMs: number;
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
@@ -155,6 +201,8 @@ export class RedisLeases {
     client.defineCommand("bothostLeaseRenew", { lua: RENEW });
     client.defineCommand("bothostLeaseRelease", { lua: RELEASE, numberOfKeys: 1 });
     client.defineCommand("bothostHeartbeat", { lua: HEARTBEAT });
+    client.defineCommand("bothostLeaseTakeOver", { lua: TAKE_OVER, numberOfKeys: 5 });
+    client.defineCommand("bothostForget", { lua: FORGET, numberOfKeys: 3 });
     return new RedisLeases(client, options);
   }
 
@@ -175,6 +223,40 @@ export class RedisLeases {
       return taken;
     });
     return value === null ? undefined : { key, value };
+  }
+
+  /**
+   * Take the bot's lease, with a new fencing token, from `dead`, an instance of this host whose
+   * process is gone, if the lease still holds `seen`; `dead` leaves the live instances. `undefined`
+   * when the lease changed since it was read.
+   */
+  async takeOver(bot: string, seen: string, dead: string): Promise<Fence | undefined> {
+    const p = this.#o.prefix;
+    const key = `${p}#lease:${bot}`;
+    const value = await this.#run("a lease acquisition", async () => {
+      const taken = await this.#client.bothostLeaseTakeOver(
+        key,
+        `${p}#lease-token:${bot}`,
+        `${p}#instances`,
+        `${p}#refusals`,
+        `${p}#procs`,
+        seen,
+        this.#o.instanceId,
+        this.#o.ttlMs,
+        dead,
+      );
+      if (taken !== null) await this.replication.confirm("a lease acquisition");
+      return taken;
+    });
+    return value === null ? undefined : { key, value };
+  }
+
+  /** `dead`, an instance of this host whose process is gone, leaves the live instances now. */
+  async forget(dead: string): Promise<void> {
+    const p = this.#o.prefix;
+    await this.#run("a heartbeat", () =>
+      this.#client.bothostForget(`${p}#instances`, `${p}#refusals`, `${p}#procs`, dead),
+    );
   }
 
   /**
@@ -207,27 +289,46 @@ export class RedisLeases {
    */
   async heartbeat(bots: readonly string[], refused: Iterable<string> = []): Promise<ClusterView> {
     const p = this.#o.prefix;
-    const keys = [`${p}#instances`, `${p}#refusals`, `${p}#epoch`, ...bots.map((bot) => `${p}#lease:${bot}`)];
+    const keys = [
+      `${p}#instances`,
+      `${p}#refusals`,
+      `${p}#epoch`,
+      `${p}#procs`,
+      ...bots.map((bot) => `${p}#lease:${bot}`),
+    ];
     const mine = [...refused].join("\n");
     const proposed = randomBytes(8).toString("hex");
-    const [instances, values, flat, epoch] = await this.#run("a heartbeat", () =>
-      this.#client.bothostHeartbeat(keys.length, ...keys, this.#o.instanceId, this.#o.ttlMs, mine, proposed),
+    const [instances, read, flat, epoch, procFlat] = await this.#run("a heartbeat", () =>
+      this.#client.bothostHeartbeat(
+        keys.length,
+        ...keys,
+        this.#o.instanceId,
+        this.#o.ttlMs,
+        mine,
+        proposed,
+        this.#o.proc ?? "",
+      ),
     );
     const holders = new Map<string, string | undefined>();
+    const values = new Map<string, string>();
     bots.forEach((bot, i) => {
-      const value = values[i];
+      const value = read[i];
       holders.set(bot, value ? value.slice(value.indexOf(":") + 1) : undefined);
+      if (value) values.set(bot, value);
     });
     const refusals = new Map<string, Set<string>>();
     for (let i = 0; i + 1 < flat.length; i += 2)
       if (instances.includes(flat[i]!)) refusals.set(flat[i]!, new Set(flat[i + 1]!.split("\n")));
-    return { instances, holders, refusals, epoch };
+    const procs = new Map<string, string>();
+    for (let i = 0; i + 1 < procFlat.length; i += 2) procs.set(procFlat[i]!, procFlat[i + 1]!);
+    return { instances, holders, refusals, epoch, values, procs };
   }
 
   /** Leave the set of live instances and close the connection. */
   async close(): Promise<void> {
     await this.#client.zrem(`${this.#o.prefix}#instances`, this.#o.instanceId).catch(() => {});
     await this.#client.hdel(`${this.#o.prefix}#refusals`, this.#o.instanceId).catch(() => {});
+    await this.#client.hdel(`${this.#o.prefix}#procs`, this.#o.instanceId).catch(() => {});
     await closeRedis(this.#client, "quit");
   }
 
