@@ -6,7 +6,7 @@
  * for a checkout, an install from a local file, and a registry install.
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -21,7 +21,17 @@ beforeAll(async () => {
   assertBuilt();
   dir = await mkdtemp(path.join(tmpdir(), "bothost-install-"));
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  // npx's install of this run's tarball, in npm's cache.
+  const cache = (await run("npm", ["config", "get", "cache"])).stdout.trim();
+  const installs = path.join(cache, "_npx");
+  for (const entry of await readdir(installs).catch(() => [])) {
+    const manifest = await readFile(path.join(installs, entry, "package.json"), "utf8").catch(() => "");
+    if (manifest.includes(path.basename(dir)))
+      await rm(path.join(installs, entry), { recursive: true, force: true });
+  }
+});
 
 /**
  * npm (or npx) as a user runs it, offline, without the test runner's npm_* variables; `tty: false`
@@ -68,15 +78,21 @@ describe("from a tarball", () => {
       ["pack", "--ignore-scripts", "--json", "--pack-destination", dir],
       { cwd: repoRoot, maxBuffer: 1 << 24 },
     );
-    const tarball = (JSON.parse(packed) as { filename: string }[])[0]!.filename;
+    const packedAs = (JSON.parse(packed) as { filename: string }[])[0]!.filename;
+    // A name of this run's own: npx keeps its install of a spec, and installs over it (keeping the
+    // packages already there) when the same spec names another tarball later.
+    const tarball = packedAs.replace(/\.tgz$/, `-${path.basename(dir)}.tgz`);
+    await rename(path.join(dir, packedAs), path.join(dir, tarball));
     // README.md's own command, in a non-interactive shell.
     const created = await offline(ctx, [...(await readmeInit(tarball)), "my-bots"], dir, "npx");
+    // npx installs the tarball without bothost's overrides: its own dependencies must suit this Node.js.
+    expect(created.stdout + created.stderr).not.toContain("EBADENGINE");
     const project = path.join(dir, "my-bots");
     expect(created.stdout).toContain(`It depends on bothost from ${path.join(dir, tarball)}`);
     const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8"));
     expect(manifest.dependencies.bothost).toBe(`file:../${tarball}`);
 
-    // No dependency refuses this Node.js version (on Node 20 cookie@2 would, without the override).
+    // No dependency refuses this Node.js version.
     const installed = await offline(ctx, ["install"], project);
     expect(installed.stdout + installed.stderr).not.toContain("EBADENGINE");
     // A test that reads a file, as tests often do: `npm run check`'s tsc knows Node's modules.
