@@ -29,7 +29,7 @@ import { loggingRefusals } from "./reload-refused.ts";
 import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
-import { serverCheck, stateLocation } from "./server-check.ts";
+import { ServerLooks, serverCheck, stateLocation } from "./server-check.ts";
 import { type RunsNothing, StartFailures, type StartParts, startBots } from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
 import { statusOf } from "./status-of.ts";
@@ -61,6 +61,7 @@ export class Daemon {
   readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff" | "daemonId">;
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
+  readonly #looks = new ServerLooks();
   /** Aborted by stop(): a reload's pending setups are given up. */
   readonly #stopping = new AbortController();
   #runsNothing: (why: RunsNothing) => void = () => {};
@@ -258,6 +259,7 @@ export class Daemon {
       log: this.#o.log,
       stopping: this.#stopping.signal,
       startFailures: this.#startFailures,
+      looks: this.#looks,
     };
   }
 
@@ -329,8 +331,6 @@ export class Daemon {
       ...(this.metrics ? { metrics: this.metrics } : {}),
       ...(this.#o.sandbox ? { sandbox: this.#o.sandbox } : {}),
     });
-    const { tuning } = this.#o;
-    const { backoff } = this.#shared;
     const checkServer = serverCheck({
       bot: bot.name,
       client,
@@ -339,8 +339,9 @@ export class Daemon {
       sandbox: onSandbox,
       location: stateLocation(this.#o.store),
       log,
-      backoff,
+      backoff: this.#shared.backoff,
       clock: this.#clock,
+      looks: this.#looks,
     });
     return new BotRuntime({
       checkServer,
@@ -353,8 +354,7 @@ export class Daemon {
       ...this.#shared,
       log,
       ...optionsFromConfig(c, config.http !== undefined),
-      longpollMarginMs: tuning?.longpollMarginMs ?? config.longpoll_margin,
-      backoff,
+      longpollMarginMs: this.#o.tuning?.longpollMarginMs ?? config.longpoll_margin,
       clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: letters.of(bot.name),

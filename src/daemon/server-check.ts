@@ -1,10 +1,14 @@
 /**
  * At each start of a bot, before any of its state is read: does that state belong to the server
  * the bot talks to now? The identity recorded with the state (`state/server-identity.ts`) is
- * compared with the one the server gives in a registration. On the embedded sandbox a different
- * instance means the state is from an earlier run: it is cleared and the bot starts afresh. On any
- * other server the bot is refused with `STATE_SERVER_MISMATCH`, naming both, because applying
- * another organization's cursor, handled marks and bookings would skip or cancel the wrong things.
+ * compared with the one the server gives in a registration, one for the bots a daemon starts
+ * together on a server (`server-looks.ts`). The bot's own queue registration cannot serve: it needs
+ * the event types the bot's setup declares, those its waiting dialogs add and its cursor, and setup
+ * (`bot.state`), the ledger and the dialogs read and write the state the check is for. On the
+ * embedded sandbox a different instance means the state is from an earlier run: it is cleared and
+ * the bot starts afresh. On any other server the bot is refused with `STATE_SERVER_MISMATCH`,
+ * naming both, because applying another organization's cursor, handled marks and bookings would
+ * skip or cancel the wrong things.
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
@@ -23,6 +27,9 @@ import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { registerOnce } from "../webhook/webhook-mode.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
+import type { ServerLooks } from "./server-looks.ts";
+
+export { ServerLooks } from "./server-looks.ts";
 
 export interface ServerCheckOptions {
   bot: string;
@@ -39,6 +46,8 @@ export interface ServerCheckOptions {
   /** Retry delays while the server cannot be reached, and what they wait on. */
   backoff: { initialMs: number; maxMs: number };
   clock: Clock;
+  /** A queue bot's look at the server, shared with the bots started with it (server-looks.ts). */
+  looks?: ServerLooks;
 }
 
 /** Where a daemon keeps its state. */
@@ -55,11 +64,11 @@ export function stateLocation(store: StateStore): StateLocation {
 }
 
 /**
- * What the check found. `registered`: the registration it made (its queue already deleted; an
- * outgoing-webhook bot uses it as its own), or undefined when the server rejected the bot's
- * credentials (the bot's source then meets the same answer and stops the bot as it always does).
- * `record`: nothing was recorded with the state, so there is nothing to compare and no request was
- * made; the bot's queue passes its first registration here to record the server.
+ * What the check found. `registered`: an outgoing-webhook bot's registration (its queue already
+ * deleted), which it uses as its own; undefined for a queue bot, and when the server rejected the
+ * bot's credentials (the bot's source then meets the same answer and stops the bot as it always
+ * does). `record`: nothing was recorded with the state, so there is nothing to compare and no
+ * request was made; the bot's queue passes its first registration here to record the server.
  */
 export type ServerCheckResult =
   | { registered: RegisterResponse | undefined; record?: undefined }
@@ -79,22 +88,29 @@ export function serverCheck(
       // A first start (or state from before servers were recorded): nothing to compare yet.
       return { record: (reg) => writeServerIdentity(botStore, identityFrom(o.url, reg)) };
     }
-    let reg: RegisterResponse;
-    try {
-      reg = await registerOnce({
-        client: o.client,
-        signal,
-        log: o.log,
-        backoff: o.backoff,
-        clock: o.clock,
-      });
-    } catch (err) {
-      if (signal.aborted || isAuthError(err)) return { registered: undefined };
-      throw err;
+    if (!queue) {
+      const reg = await register(o, signal);
+      if (reg !== undefined) await settle(o, identityFrom(o.url, reg));
+      return { registered: reg };
     }
-    await settle(o, identityFrom(o.url, reg));
-    return { registered: reg };
+    const look = async () => {
+      const reg = await register(o, signal);
+      return reg && identityFrom(o.url, reg);
+    };
+    const current = await (o.looks ? o.looks.identity(o.url, signal, look) : look());
+    if (current !== undefined) await settle(o, current);
+    return { registered: undefined };
   };
+}
+
+/** A registration to learn the server, or undefined when the key is rejected or `signal` aborts. */
+async function register(o: ServerCheckOptions, signal: AbortSignal): Promise<RegisterResponse | undefined> {
+  try {
+    return await registerOnce({ client: o.client, signal, log: o.log, backoff: o.backoff, clock: o.clock });
+  } catch (err) {
+    if (signal.aborted || isAuthError(err)) return undefined;
+    throw err;
+  }
 }
 
 /** The identity a registration gives (with `realm` in its fetch set, as every bot's has). */

@@ -9,6 +9,7 @@ import type { BotSwitch } from "../cluster/bot-switch.ts";
 import type { Coordinator } from "../cluster/coordinator.ts";
 import { isStateError } from "../state/state-error.ts";
 import { mapLimited } from "./map-limited.ts";
+import type { ServerLooks } from "./server-looks.ts";
 import type { StartReport } from "./start-report.ts";
 import { failureLogFields, startFailure } from "./status-of.ts";
 import { isRefusedDeclaration } from "./trial-setup.ts";
@@ -53,6 +54,8 @@ export interface StartParts {
   stopping: AbortSignal;
   /** Why each bot that failed to start did (`bothost status`); cleared by its start. */
   startFailures: StartFailures;
+  /** The bots started together share their look at each server (server-looks.ts). */
+  looks?: ServerLooks;
 }
 
 /** Starts `names`, each failure noted in `startFailures`, in `report` and with the coordinator. */
@@ -61,26 +64,29 @@ export async function startBots(
   names: readonly string[],
   report: StartReport | undefined,
 ): Promise<void> {
-  await mapLimited(names, o.concurrency, async (name) => {
-    const runtime = o.switches.get(name);
-    if (!runtime) return o.log.debug({ bot: name }, "a reload swaps the bot's runtime: the reload starts it");
-    // Asked again at its turn (up to registration_concurrency start at once): a stop, or a lease
-    // lost or handed over while earlier bots started, halted a bot not started yet.
-    if (o.stopping.aborted || !o.coordinator.runsHere(name))
-      return o.log.debug({ bot: name }, "not started: stopping, or its lease is not held here now");
-    try {
-      if ((await runtime.start()) === "started") report?.started.push(name);
-      o.startFailures.delete(name);
-    } catch (error) {
-      o.startFailures.note(name, error);
-      if (isAuthError(error)) report?.authFailed.push(name);
-      else {
-        report?.failed.push({ name, error });
-        o.log.error({ bot: name, ...failureLogFields(error, o.moduleOf(name)) }, "bot failed to start");
-      }
-      o.coordinator.startFailed(name, isStateError(error) && error.code === "STATE_UNAVAILABLE");
+  const starts = () => mapLimited(names, o.concurrency, (name) => startOne(o, name, report));
+  await (o.looks ? o.looks.round(starts) : starts());
+}
+
+async function startOne(o: StartParts, name: string, report: StartReport | undefined): Promise<void> {
+  const runtime = o.switches.get(name);
+  if (!runtime) return o.log.debug({ bot: name }, "a reload swaps the bot's runtime: the reload starts it");
+  // Asked again at its turn (up to registration_concurrency start at once): a stop, or a lease
+  // lost or handed over while earlier bots started, halted a bot not started yet.
+  if (o.stopping.aborted || !o.coordinator.runsHere(name))
+    return o.log.debug({ bot: name }, "not started: stopping, or its lease is not held here now");
+  try {
+    if ((await runtime.start()) === "started") report?.started.push(name);
+    o.startFailures.delete(name);
+  } catch (error) {
+    o.startFailures.note(name, error);
+    if (isAuthError(error)) report?.authFailed.push(name);
+    else {
+      report?.failed.push({ name, error });
+      o.log.error({ bot: name, ...failureLogFields(error, o.moduleOf(name)) }, "bot failed to start");
     }
-  });
+    o.coordinator.startFailed(name, isStateError(error) && error.code === "STATE_UNAVAILABLE");
+  }
 }
 
 /** Why an instance of a cluster runs nothing: every key refused, every setup refused a declaration, or else. */
