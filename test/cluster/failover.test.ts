@@ -1,7 +1,7 @@
 /**
  * Two `bothost run` instances sharing one Redis: the one running the bot is killed with SIGKILL
- * mid-stream, and the other takes the bot over once the lease expires, resuming from the shared
- * cursor. Counted from the server: every message answered (only the handler the kill cut may run
+ * mid-stream, and the other, on the same host, finds its process gone and takes the bot over at
+ * its next round (not once the lease expires), resuming from the shared cursor. Counted from the server: every message answered (only the handler the kill cut may run
  * twice), each spam message reported once, the announcement booked once, each webhook delivery
  * accepted once.
  */
@@ -75,6 +75,10 @@ describe.skipIf(!reachable)("kill -9 of the instance running the bot", () => {
     expect(await first.proc.exited).toEqual({ code: null, signal: "SIGKILL" });
     const ACQUIRED = "lease acquired; starting the bot on this instance";
     const taken = await second.proc.waitForLog((l) => l.msg === ACQUIRED, 20_000);
+    const gone = second.proc
+      .logs()
+      .find((l) => String(l.msg).includes("a process of this host that is gone"));
+    expect(gone).toMatchObject({ bot: "b0", from: expect.stringContaining(`:${first.proc.pid}:`) });
     // The new lease's fencing token is logged, and is larger than the killed instance's.
     const before = first.proc.logs().find((l) => l.msg === ACQUIRED)?.fencingToken;
     expect(typeof before).toBe("number");
