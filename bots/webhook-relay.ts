@@ -28,6 +28,9 @@
  * `idempotencyKey: body.id` instead of `idempotencyHeader`: the same path as in a placeholder.
  * A request without a value there has no key; one whose value is no string or safe integer is
  * refused (400), so that a wrong path is seen rather than relaying every retry again.
+ *
+ * A JSON body must be an object: `null`, an array, a string or a number is refused (422, "the body
+ * must be a JSON object, not …") and nothing is posted.
  */
 import { channelSetting, defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
@@ -162,6 +165,9 @@ export default defineBot({
       settings.webhook,
       {
         verify: settings.verify,
+        // A JSON body that is no object (`null`, an array, a string) is a sender's mistake: its
+        // placeholders would all render empty, so it is refused (422), not relayed.
+        objectBody: true,
         ...(settings.idempotencyHeader ? { idempotencyHeader: settings.idempotencyHeader } : {}),
         ...(keyAtPath ? { idempotencyKey: (request) => keyAt(request, keyAtPath) } : {}),
         ...(settings.maxBodyBytes ? { maxBodyBytes: settings.maxBodyBytes } : {}),

@@ -10,7 +10,7 @@ import { suggest } from "../errors/did-you-mean.ts";
 import type { WebhookOptions, WebhookVerify } from "../webhook/webhook-runtime.ts";
 import { BotSetupError } from "./setup-error.ts";
 
-const OPTIONS = ["verify", "idempotencyHeader", "idempotencyKey", "maxBodyBytes"];
+const OPTIONS = ["verify", "idempotencyHeader", "idempotencyKey", "maxBodyBytes", "objectBody"];
 
 /** The fields each `verify` type takes, besides `type`: required first (the secret), then optional. */
 const VERIFIERS: Record<WebhookVerify["type"], { required?: string; optional: string[] }> = {
@@ -124,6 +124,8 @@ function optionsProblem(options: unknown, where: string): string | undefined {
   const limit = o.maxBodyBytes;
   if (limit !== undefined && (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1))
     return `${where}.maxBodyBytes must be a whole number of bytes, at least 1; got ${typeof limit === "number" ? limit : kindOf(limit)}.`;
+  if (o.objectBody !== undefined && typeof o.objectBody !== "boolean")
+    return `${where}.objectBody must be true or false; got ${kindOf(o.objectBody)}.`;
   const readsKey = o.idempotencyKey;
   if (readsKey !== undefined && typeof readsKey !== "function")
     return `${where}: idempotencyKey must be a function (request) => string | undefined that reads the key from the request.`;

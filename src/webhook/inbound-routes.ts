@@ -1,7 +1,8 @@
 /**
  * Inbound webhooks: `bot.webhook(name, options, handler)` is served at `POST /webhooks/<bot>/<name>`.
  * Order of checks: route (404) → method (405: a webhook takes POST) → bot ready (503) → body
- * size (413) → signature or token (401) → body parse (400) → idempotency key (400 when the
+ * size (413) → signature or token (401) → body parse (400) → a JSON body no object, when the
+ * webhook takes only objects (422) → idempotency key (400 when the
  * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
  * once handled; 503 while a run with the key is under way) → bot not stopping (503) → handler
  * (200, or 500 if it throws).
@@ -137,6 +138,11 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     headers: request.headers,
     query: request.query as Record<string, string>,
   };
+  const notObject = options.objectBody ? notAnObject(source.body) : undefined;
+  if (notObject !== undefined) {
+    log.warn({ got: notObject }, "webhook request refused: its JSON body is no object");
+    return fail(reply, 422, `the body must be a JSON object, not ${notObject}`);
+  }
   const read = readKey(options, source);
   if (typeof read === "object") {
     log.warn(
@@ -252,6 +258,14 @@ function readKey(options: WebhookOptions, source: WebhookKeySource) {
           ? "an object"
           : `a ${typeof key}`;
   return { reason: `returned ${got}, not a string or undefined`, err: undefined };
+}
+
+/** What a parsed body is when it is JSON but no object (`null`, "an array"…); undefined otherwise. */
+function notAnObject(body: unknown): string | undefined {
+  if (body === undefined) return undefined;
+  if (body === null) return "null";
+  if (Array.isArray(body)) return "an array";
+  return typeof body === "object" ? undefined : `a ${typeof body}`;
 }
 
 /** The webhooks whose `idempotencyHeader` a request lacked, said once each (a process's). */

@@ -29,6 +29,11 @@ export interface WebhookOptions {
   idempotencyKey?: (request: WebhookKeySource) => string | undefined;
   /** Largest body accepted, in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /**
+   * A JSON body must be an object: one that parses to anything else (`null`, an array, a string, a
+   * number, a boolean) is refused (422) before the handler runs. A form body, or none, passes.
+   */
+  objectBody?: boolean;
 }
 
 /** What a webhook's `idempotencyKey` reads: the request as its handler gets it, but its key. */

@@ -97,7 +97,7 @@ const WRONG: [string, unknown, string][] = [
   [
     "a misspelled option",
     { verify: { type: "none" }, idempotencyHeadr: "X-Request-Id" },
-    `${at}: unknown option "idempotencyHeadr". Did you mean "idempotencyHeader"? Valid: verify, idempotencyHeader, idempotencyKey, maxBodyBytes.`,
+    `${at}: unknown option "idempotencyHeadr". Did you mean "idempotencyHeader"? Valid: verify, idempotencyHeader, idempotencyKey, maxBodyBytes, objectBody.`,
   ],
   [
     "an empty idempotency header",

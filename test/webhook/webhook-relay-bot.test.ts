@@ -98,6 +98,27 @@ describe("the webhook-relay bot", () => {
     });
   });
 
+  it("refuses a JSON body that is no object (422, naming what it got), and posts nothing", async () => {
+    const before = sandbox.control.messages().length;
+    const bodies: [unknown, string][] = [
+      [null, "null"],
+      [[1, 2, 3], "an array"],
+      ["text", "a string"],
+      [42, "a number"],
+    ];
+    for (const [payload, what] of bodies) {
+      expect(await deliver(payload, `gh-not-object-${what}`)).toEqual({
+        status: 422,
+        body: { error: `the body must be a JSON object, not ${what}` },
+      });
+    }
+    expect(sandbox.control.messages()).toHaveLength(before);
+    // Refused before its key was claimed: the same delivery as an object is relayed.
+    const res = await deliver(event, "gh-not-object-null");
+    expect(res.status).toBe(200);
+    expect(running.logText()).toContain("webhook request refused: its JSON body is no object");
+  });
+
   it("rejects settings without a verifier or with a short secret, naming the field", () => {
     const schema = (
       relay as unknown as {
