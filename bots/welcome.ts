@@ -129,7 +129,10 @@ export default defineBot({
           const text = renderTemplate(template, { name, mention: `@_**${name}|${p.user_id}**` });
           await ctx.send({ type: "direct", to: [p.user_id], content: text });
           if (fresh || resend)
-            ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
+            ctx.log.info(
+              { userId: p.user_id, fromSnippet: snippet !== undefined },
+              by === "start" ? "greeted a member who joined while the bot was down" : "greeted a new member",
+            );
         }
         greeted = true;
         await teams.ask(ctx, p.user_id);
@@ -168,12 +171,11 @@ export default defineBot({
       const { members } = await ctx.api.users.list();
       for (const p of members.filter((m) => greets(m) && Date.parse(m.date_joined) >= from)) {
         try {
-          if (await greet(ctx, p, "start"))
-            ctx.log.info({ userId: p.user_id }, "greeted a member who joined while the bot was down");
+          await greet(ctx, p, "start");
         } catch (err) {
           ctx.log.warn(
-            { err, userId: p.user_id },
-            "could not greet a member who joined while the bot was down; the next start tries again",
+            { userId: p.user_id, ...failureOf(err) },
+            `could not greet a member who joined while the bot was down (${(err as Error).message}); the next start tries again`,
           );
         }
       }
@@ -189,6 +191,16 @@ export default defineBot({
     );
   },
 });
+
+/**
+ * What the log says of a failed greeting besides its message: the server's code and status. Not
+ * the error itself, whose stack would say where in bothost the answer was read: an outage or a
+ * refusal is the server's or the organization's to fix, not a fault in code.
+ */
+function failureOf(err: unknown): { code?: unknown; status?: unknown } {
+  const { code, status } = (err ?? {}) as { code?: unknown; status?: unknown };
+  return { ...(code !== undefined ? { code } : {}), ...(status !== undefined ? { status } : {}) };
+}
 
 /** A member's greeted mark once the greeting went out and the team question did not: by whose run. */
 interface Owed {

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import welcome from "../../../bots/welcome.ts";
 import { createClient } from "../../../src/api/create-client.ts";
 import { type BotDaemon, startBots } from "../../support/bot-daemon.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";
@@ -156,11 +157,49 @@ describe("the welcome bot", () => {
         .poll(() => running!.logged("greeted a member who joined while the bot was down").length)
         .toBe(2);
       expect(names().sort()).toEqual(["Hi Bob", "Hi Cy"]);
+      // One line per member greeted.
+      expect(running.logged("greeted a new member")).toEqual([]);
       // Started again: nobody greeted twice.
       await running.stop();
       running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
       await expect.poll(since).toEqual(expect.any(Number));
       expect(names().sort()).toEqual(["Hi Bob", "Hi Cy"]);
+    } finally {
+      await running?.stop();
+      running = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+  it("logs a catch-up greeting the server failed with its code and status, no stack", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-"));
+    const bots = { welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {{name}}" } } };
+    const control = world.sandbox.control;
+    try {
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect.poll(() => running!.context().state.get("greeting-since")).toEqual(expect.any(Number));
+      const state = running.context().state.immediate;
+      await state.set("greeting-since", Date.now() - 86_400_000);
+      for (const u of control.users()) await state.set(`greeted:${u.user_id}`, Date.now());
+      await running.stop();
+      control.expireQueue({ email: BOT });
+      control.createUser({ email: "dee@sandbox.example", full_name: "Dee" });
+      control.failNext(1, { status: 503, paths: [/^\/messages$/], methods: ["POST"] });
+      // The bot's clock, moved past the wait for the failed send's own message event.
+      const clock = new ManualClock(Date.now());
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir, clock }));
+      await control.waitFor(() => control.requests.some((r) => r.path === "/messages" && r.status === 503));
+      const failed = () => running!.logged("could not greet a member who joined while the bot was down");
+      await expect
+        .poll(async () => {
+          await clock.tick(1_000);
+          return failed().length;
+        })
+        .toBe(1);
+      const [line] = failed();
+      expect(line).toMatchObject({ level: 40, code: expect.any(String), status: 503 });
+      expect(line).not.toHaveProperty("err");
+      expect(running.logText()).not.toContain('"stack"');
+      expect(greetings()).toEqual([]);
     } finally {
       await running?.stop();
       running = undefined;
