@@ -16,7 +16,7 @@ import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { UserRecord } from "./state/data.ts";
 import { messageToApi } from "./state/message-view.ts";
-import { streamByName, subscribeUsers } from "./state/streams.ts";
+import { renameStream, streamByName, subscribeUsers } from "./state/streams.ts";
 import { createUser, setActive, setOutgoingService, updateUser, userByDeliveryEmail } from "./state/users.ts";
 import type { QueueInfo, RateRule, SandboxControl, SandboxUser } from "./types.ts";
 
@@ -120,6 +120,12 @@ export function createControl(deps: ControlDeps): SandboxControl {
       return publicUser(user);
     },
     setActive: (email, active) => setActive(core, userOf(email), active),
+    renameChannel(name, newName) {
+      const stream = streamByName(core.data, name);
+      if (!stream) throw new SandboxControlError(`No channel named "${name}".`);
+      const problem = renameStream(core, stream, newName);
+      if (problem) throw new SandboxControlError(problem);
+    },
     updateUser: (email, changes) =>
       updateUser(core, userOf(email), {
         role: changes.role && ROLES[changes.role],

@@ -140,6 +140,11 @@ export interface SandboxControl {
   createUser(input: NewSandboxUser): SandboxUser;
   /** Deactivate or reactivate an account (realm_user update events follow). */
   setActive(email: string, active: boolean): void;
+  /**
+   * Rename the channel named `name` to `newName`, as an administrator's PATCH /streams/{id} does
+   * (a `stream` update event, property `name`, to everyone who can see it).
+   */
+  renameChannel(name: string, newName: string): void;
   /** Change an account's role or full name (realm_user update events follow). */
   updateUser(email: string, changes: { role?: NewSandboxUser["role"]; full_name?: string }): void;
   /**

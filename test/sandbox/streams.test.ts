@@ -1,4 +1,5 @@
 import type { OrgInput } from "../../src/testing.ts";
+import { openQueue } from "../support/sandbox/events.ts";
 import { expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 const ORG: OrgInput = {
@@ -129,4 +130,28 @@ test("topics of a protected-history private channel: only those after the reques
 test("GET /get_stream_id and /streams/{id}/members", async ({ sb }) => {
   expect((await sb.as(MEMBER).get("/get_stream_id", { stream: "general" })).body.stream_id).toBe(1);
   expect((await sb.as(MEMBER).get("/streams/1/members")).body.subscribers).toHaveLength(2);
+});
+
+test("PATCH /streams/{id} renames a channel: a stream update event to who can see it, as the server sends", async ({
+  sb,
+}) => {
+  const member = await openQueue(sb.as(MEMBER), { event_types: ["stream"] });
+  // vault is private, the member not subscribed: told nothing of its rename.
+  expect((await sb.as(MEMBER).patch("/streams/1", { new_name: "lounge" })).body).toEqual({
+    result: "error",
+    msg: "You do not have permission to administer this channel.",
+    code: "BAD_REQUEST",
+  });
+  expect((await sb.as(OWNER).patch("/streams/1", { new_name: "Lobby" })).body.msg).toBe(
+    "Channel name already in use.",
+  );
+  expect((await sb.as(OWNER).patch("/streams/1", { new_name: "lounge" })).status).toBe(200);
+  await sb.as(OWNER).patch("/streams/2", { new_name: "safe" });
+  expect(await member.peek()).toEqual([
+    { type: "stream", op: "update", stream_id: 1, name: "general", property: "name", value: "lounge", id: 0 },
+  ]);
+  expect((await sb.as(MEMBER).get("/get_stream_id", { stream: "lounge" })).body.stream_id).toBe(1);
+  expect((await sb.as(MEMBER).get("/get_stream_id", { stream: "general" })).body.msg).toBe(
+    "Invalid channel name 'general'",
+  );
 });

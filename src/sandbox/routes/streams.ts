@@ -1,6 +1,7 @@
 /**
  * Channel reads: GET /streams (the nine flags), GET /streams/{id}, GET /streams/{id}/members,
- * GET /get_stream_id and GET /users/me/{stream_id}/topics (protected history honoured).
+ * GET /get_stream_id and GET /users/me/{stream_id}/topics (protected history honoured); a
+ * channel's rename, PATCH /streams/{id} with `new_name`.
  */
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
@@ -12,6 +13,7 @@ import {
   canAccessContent,
   canAccessMetadata,
   isSubscribed,
+  renameStream,
   streamById,
   streamByName,
   streamToApi,
@@ -185,12 +187,27 @@ function unsubscribe(ctx: AuthedContext) {
   return { removed, not_removed: notRemoved };
 }
 
+/** PATCH /streams/{id}: a rename (`new_name`), by an administrator or the channel's creator. */
+function updateStream(ctx: AuthedContext) {
+  const { core, user, params } = ctx;
+  const stream = accessibleStream(ctx);
+  if (user.role > 200 && stream.creator_id !== user.user_id)
+    throw badRequest("You do not have permission to administer this channel.");
+  const newName = params.str("new_name");
+  if (newName !== undefined) {
+    const problem = renameStream(core, stream, newName);
+    if (problem) throw badRequest(problem);
+  }
+  return {};
+}
+
 export const streamRoutes = [
   route("/streams", { GET: endpoint(listStreams) }),
   route("/streams/{stream_id:int}", {
     GET: endpoint((ctx) => ({
       stream: streamToApi(ctx.core.data, accessibleStream(ctx)),
     })),
+    PATCH: endpoint(updateStream),
   }),
   route("/streams/{stream_id:int}/members", {
     GET: endpoint((ctx) => {

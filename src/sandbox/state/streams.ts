@@ -181,3 +181,26 @@ export function unsubscribeUsers(core: SandboxCore, stream: StreamRecord, users:
   emitPeers(core, stream, "peer_remove", removed);
   return removed;
 }
+
+/**
+ * Rename a channel, as PATCH /streams/{id} with `new_name` does: what is wrong with the name, or
+ * undefined once renamed. Everyone who can see the channel gets a `stream` update event with
+ * `property: "name"`, the old name in `name` and the new one in `value`, as the server sends it.
+ */
+export function renameStream(core: SandboxCore, stream: StreamRecord, newName: string): string | undefined {
+  const name = newName.trim();
+  if (name === "") return "Channel name can't be empty.";
+  if ([...name].length > 60) return "Channel name too long (limit: 60 characters).";
+  const taken = streamByName(core.data, name);
+  if (taken && taken.stream_id !== stream.stream_id) return "Channel name already in use.";
+  if (name === stream.name) return undefined;
+  const old = stream.name;
+  stream.name = name;
+  const viewers = core.data.users.filter((u) => u.is_active && canAccessMetadata(core.data, u, stream));
+  emitToUsers(
+    core,
+    viewers.map((u) => u.user_id),
+    { type: "stream", op: "update", stream_id: stream.stream_id, name: old, property: "name", value: name },
+  );
+  return undefined;
+}
