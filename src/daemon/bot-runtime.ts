@@ -26,7 +26,7 @@ import { type DeliverOptions, deliverEvent } from "./deliver-event.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
 import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
-import { warnUnseenNames } from "./unseen-names.ts";
+import { warnRenamedChannel, warnUnseenNames } from "./unseen-names.ts";
 import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
@@ -113,8 +113,9 @@ export class BotRuntime {
     const { handlerTimeoutMs: timeoutMs, clock } = this.#o;
     await runSetup({ ...this.#o, name: this.name, timeoutMs, clock, signal }, handle.api, refusals);
     const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
-    // Recurring announcements follow their bookings through scheduled_messages events.
-    const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
+    // Recurring announcements follow their bookings through scheduled_messages events, and the
+    // renames of the channels they name through stream events (the cached name's id is dropped).
+    const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages", "stream"] : declared;
     // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
     const all = types.includes("*") || types.includes("unknown");
     const { recurring, cronJobs, webhooks, startHandlers } = handle;
@@ -217,6 +218,8 @@ export class BotRuntime {
     dispatcher.resume();
     dispatcher.runOnStart(declarations.startHandlers);
     void warnUnseenNames(this.#o.client, setUp.named, this.#o.log, signal);
+    this.#services.channels.onRenamed = (id, from, to) =>
+      warnRenamedChannel(setUp.named, { id, from, to }, this.#o.log);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
     // sent by its own check a few minutes after each occurrence.
     await this.scheduler.start(this.declarations);

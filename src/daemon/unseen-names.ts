@@ -94,6 +94,28 @@ export async function warnUnseenNames(
 }
 
 /**
+ * A channel renamed on the server while the bot runs: one warning naming each setting that gives
+ * its old name, which names no channel now (what uses it fails, as it would after a restart).
+ */
+export function warnRenamedChannel(
+  entries: readonly NamedEntry[],
+  rename: { id: number; from: string; to: string },
+  log: Pick<Logger, "warn">,
+): void {
+  const { id, from, to } = rename;
+  const of = entries.filter(
+    (e) =>
+      e.kind === "channel" && typeof e.value === "string" && e.value.toLowerCase() === from.toLowerCase(),
+  );
+  if (of.length === 0) return;
+  const paths = of.map((e) => formatPath(e.path));
+  log.warn(
+    { settings: paths, channelId: id },
+    `${paths.join(", ")}: "${from}" names no channel now: the channel was renamed "${to}" on the server; set its new name (or its id, ${id}) in the config, as what uses the old name fails until then.`,
+  );
+}
+
+/**
  * After a reload, for the bots it started here: a located line for each named setting that names
  * nothing the bot sees (as `bothost check` prints it), or one line saying the lists could not be
  * read; empty when all is well. The reload is applied all the same: these are warnings.

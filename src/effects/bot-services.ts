@@ -231,6 +231,9 @@ export class BotServices {
       case "user_group":
         this.groups.apply(event);
         break;
+      case "stream":
+        this.channels.apply(event);
+        break;
       case "typing":
         this.#madeTracker()?.handle(event);
         break;

@@ -136,14 +136,52 @@ export class ChannelIds {
   readonly #byId = new Map<number, string>();
   /** Channels the bot subscribed itself to (or found itself in) since its start. */
   readonly #joined = new Set<number>();
+  /** Told of each rename a `stream` event brings: the channel's id, its old name and its new one. */
+  onRenamed: ((id: number, from: string, to: string) => void) | undefined;
 
   constructor(private readonly channels: Client["channels"]) {}
 
-  /** Remember a pairing seen in an event (every message event: known pairs cost one lookup). */
+  /**
+   * Remember a pairing seen in an event (every message event: known pairs cost one lookup). A new
+   * name for a known id (a rename) drops the old name's entry: that name no longer names it.
+   */
   learn(id: number, name: string): void {
-    if (this.#byId.get(id) === name) return;
+    const before = this.#byId.get(id);
+    if (before === name) return;
+    if (before !== undefined && this.#byName.get(before.toLowerCase()) === id)
+      this.#byName.delete(before.toLowerCase());
     this.#byId.set(id, name);
     this.#byName.set(name.toLowerCase(), id);
+  }
+
+  /**
+   * A `stream` event: a rename (`op: "update"`, `property: "name"`: the old name in `name`, the
+   * new one in `value`) drops the old name, which then resolves through the server again (an
+   * error for a name nothing has any more), and maps the new one; a deletion drops the channels.
+   */
+  apply(event: {
+    op?: unknown;
+    stream_id?: unknown;
+    name?: unknown;
+    property?: unknown;
+    value?: unknown;
+    streams?: unknown;
+  }): void {
+    if (event.op === "update" && event.property === "name") {
+      const { stream_id: id, name: old, value: name } = event;
+      if (typeof id !== "number" || typeof name !== "string") return;
+      if (typeof old === "string" && this.#byName.get(old.toLowerCase()) === id)
+        this.#byName.delete(old.toLowerCase());
+      this.learn(id, name);
+      if (typeof old === "string") this.onRenamed?.(id, old, name);
+    } else if (event.op === "delete" && Array.isArray(event.streams)) {
+      for (const s of event.streams as { stream_id?: unknown }[]) {
+        const name = typeof s?.stream_id === "number" ? this.#byId.get(s.stream_id) : undefined;
+        if (name === undefined) continue;
+        this.#byId.delete(s.stream_id as number);
+        if (this.#byName.get(name.toLowerCase()) === s.stream_id) this.#byName.delete(name.toLowerCase());
+      }
+    }
   }
 
   /** The name last seen for a channel id, if any. */
