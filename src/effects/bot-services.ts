@@ -114,6 +114,7 @@ export class BotServices {
   get lookups(): RecipientLookups {
     return {
       channelId: (name, signal) => this.channels.resolve(name, signal),
+      renamed: (name) => this.channels.renamedFrom(name),
       userId: async (email) => (await this.users.get(email))?.user_id,
     };
   }

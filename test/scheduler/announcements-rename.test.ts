@@ -55,7 +55,7 @@ describe("an announcement whose channel is renamed while the bot runs", () => {
     const failed = () =>
       world.logs.filter((l) =>
         String((l.err as { message?: string } | undefined)?.message).includes(
-          'announcement "standup": "to" names no channel this bot can see: "general"',
+          'announcement "standup": "to" names no channel this bot can see: "general". The channel was renamed "lobby" on the server: name it so, or by its id,',
         ),
       );
     await expect.poll(() => failed().length).toBeGreaterThan(0);

@@ -27,6 +27,8 @@ export interface RecipientLookups {
   channelId(name: string, signal?: AbortSignal): Promise<number>;
   /** A user's id by email; undefined when the bot can see no such user. */
   userId(email: string, signal?: AbortSignal): Promise<number | undefined>;
+  /** The channel a name named until a rename the bot saw: its id and its new name. */
+  renamed?(name: string): { id: number; to: string } | undefined;
 }
 
 /** Lookups that ask the server each time: GET /get_stream_id and GET /users/{email}. */
@@ -105,9 +107,12 @@ async function channelId(
     return await lookups.channelId(trimmed, signal);
   } catch (err) {
     if (!isApiError(err) || err.status !== 400) throw err;
-    const hint = trimmed.includes("@")
-      ? ` For a direct message, pass a list: to: [${JSON.stringify(trimmed)}].`
-      : " Check the spelling, that the channel exists and the bot can see it, or pass its id.";
+    const renamed = lookups.renamed?.(trimmed);
+    const hint = renamed
+      ? ` The channel was renamed ${JSON.stringify(renamed.to)} on the server: name it so, or by its id, ${renamed.id}.`
+      : trimmed.includes("@")
+        ? ` For a direct message, pass a list: to: [${JSON.stringify(trimmed)}].`
+        : " Check the spelling, that the channel exists and the bot can see it, or pass its id.";
     throw invalid(where, `names no channel this bot can see: ${JSON.stringify(trimmed)}.${hint}`, err);
   }
 }

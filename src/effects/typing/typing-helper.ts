@@ -136,6 +136,8 @@ export class ChannelIds {
   readonly #byId = new Map<number, string>();
   /** Channels the bot subscribed itself to (or found itself in) since its start. */
   readonly #joined = new Set<number>();
+  /** Names renamed away while the bot runs (lower case): the channel's id and its new name. */
+  readonly #renamed = new Map<string, { id: number; to: string }>();
   /** Told of each rename a `stream` event brings: the channel's id, its old name and its new one. */
   onRenamed: ((id: number, from: string, to: string) => void) | undefined;
 
@@ -173,7 +175,10 @@ export class ChannelIds {
       if (typeof old === "string" && this.#byName.get(old.toLowerCase()) === id)
         this.#byName.delete(old.toLowerCase());
       this.learn(id, name);
-      if (typeof old === "string") this.onRenamed?.(id, old, name);
+      this.#renamed.delete(name.toLowerCase());
+      if (typeof old !== "string") return;
+      this.#renamed.set(old.toLowerCase(), { id, to: name });
+      this.onRenamed?.(id, old, name);
     } else if (event.op === "delete" && Array.isArray(event.streams)) {
       for (const s of event.streams as { stream_id?: unknown }[]) {
         const name = typeof s?.stream_id === "number" ? this.#byId.get(s.stream_id) : undefined;
@@ -182,6 +187,11 @@ export class ChannelIds {
         if (this.#byName.get(name.toLowerCase()) === s.stream_id) this.#byName.delete(name.toLowerCase());
       }
     }
+  }
+
+  /** The channel `name` named until a rename while the bot runs: its id and its new name. */
+  renamedFrom(name: string): { id: number; to: string } | undefined {
+    return this.#renamed.get(name.toLowerCase());
   }
 
   /** The name last seen for a channel id, if any. */
