@@ -23,6 +23,24 @@ export const CLAIM_RENEW_MS = 3_000;
 /** How often a waiting run reads the claimed effect's record. */
 const CLAIM_POLL_MS = 200;
 
+/** How {@link EffectRecords} makes one effect. */
+export interface EffectSteps<T extends JsonValue> {
+  /** Makes the effect; `target`: its claim's (see {@link target}). */
+  act(target?: JsonValue): Promise<T>;
+  /** The effect's result if the server shows it already happened (asked on a re-run; `pending`: its claim). */
+  verify?(pending: EffectRecord): Promise<T | undefined>;
+  /**
+   * What the effect aims at (the id of the snippet a delete removes), resolved when it is claimed
+   * and kept in its claim: a read-back looks for that one, not another that looks the same, and a
+   * run that takes over a claim cut short aims where it aimed.
+   */
+  target?(): Promise<JsonValue>;
+  /** Recorded and committed before its result is handed back: no `verify`, a re-run must find it. */
+  durable?: boolean;
+  /** The run's signal: a wait on another run's claim ends when it aborts. */
+  signal?: AbortSignal;
+}
+
 /** What a run recorded for one effect. */
 export interface EffectRecord {
   n: number;
@@ -34,6 +52,8 @@ export interface EffectRecord {
   args?: string;
   /** A labelled effect's claim: its label, the step whose read-back `args` serve. */
   label?: string;
+  /** What a pending effect aims at (see {@link EffectSteps.target}). */
+  target?: JsonValue;
   /** Begun, not known to be finished: the effect may have happened with its answer lost. */
   pending?: true;
   /** A pending record's claim: which run began the effect, and when it last said so (by its clock). */

@@ -30,6 +30,7 @@ import {
   claimRecord,
   EffectOrderChanged,
   type EffectRecord,
+  type EffectSteps,
   HeldClaim,
   type RecordWrite,
 } from "./effect-claims.ts";
@@ -52,16 +53,6 @@ export const EFFECT_RECORDS_MIN_TTL_MS = 6 * 3_600_000;
 
 /** Records are kept this much past the last time their event can run again (clocks disagree). */
 export const EFFECT_RECORDS_MARGIN_MS = 3_600_000;
-
-export interface EffectSteps<T extends JsonValue> {
-  act(): Promise<T>;
-  /** The effect's result if the server shows it already happened (asked on a re-run; `pending`: its claim). */
-  verify?(pending: EffectRecord): Promise<T | undefined>;
-  /** Recorded and committed before its result is handed back: no `verify`, a re-run must find it. */
-  durable?: boolean;
-  /** The run's signal: a wait on another run's claim ends when it aborts. */
-  signal?: AbortSignal;
-}
 
 export interface EffectRecordsOptions {
   /** How long records of an event are kept: longer than its retries (dead letters carry their own). */
@@ -270,6 +261,11 @@ export class EffectRun {
       // Finished by another run meanwhile (not one of another kind, which is made again).
       if (over !== undefined && !over.pending && over.kind === kind)
         return this.#madeMeanwhile(over, kind, print, at);
+      // Aimed where a run cut short aimed (its read-back found it not made), else at what is there now.
+      if (steps.target) {
+        const kept = over?.pending && over.kind === kind ? over.target : undefined;
+        pending.target = kept !== undefined ? kept : await steps.target();
+      }
       // Claimed (a retry after a store outage finds its own claim made, or another run's record).
       const held = await write(() => claimRecord(this.#claims(), key, pending, over));
       if (held === undefined) break;
@@ -279,11 +275,12 @@ export class EffectRun {
     const claim = new HeldClaim(this.#claims(), key, pending);
     let result: T;
     try {
-      result = await steps.act();
+      result = await steps.act(pending.target);
     } catch (err) {
       // Ended here, maybe made (its answer lost): no run waits on it (no `at`), one looks for it. Refused
       // outright, it was not made: no record, and none of this run's effects (nor carried for it).
       const left: EffectRecord = { n, kind, result: null, pending: true, ...given, ...(begun && { begun }) };
+      if (pending.target !== undefined) left.target = pending.target;
       const kept = isRefusal(err) ? undefined : left;
       if (kept === undefined) this.#carried?.delete(n);
       this.#list()[at] = kept;

@@ -18,7 +18,13 @@ import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effec
 import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
 import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
-import type { EnsureResult, SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
+import {
+  type EnsureResult,
+  type SavedSnippet,
+  type SnippetCache,
+  type Snippets,
+  snippetField,
+} from "./snippets/snippet-cache.ts";
 
 /**
  * How far apart the times of two bookings with the same content may be and still be one: a
@@ -120,8 +126,12 @@ const validId = (id: unknown) => typeof id === "number" && Number.isInteger(id) 
 const listed = async (schedule: ScheduleApi, id: number) =>
   (await schedule.list()).find((b) => b.scheduledMessageId === id);
 
-/** `snippets` with its changes recorded in `effects`. */
-export function recordedSnippets(snippets: Snippets, effects: RecordedEffects): Snippets {
+/** `snippets` with its changes recorded in `effects`; `byId`: the cache a delete aimed at an id goes through. */
+export function recordedSnippets(
+  snippets: Snippets,
+  effects: RecordedEffects,
+  byId?: Pick<SnippetCache, "deleteId">,
+): Snippets {
   const { run, since } = effects;
   /** The snippet `title` names now (the oldest of that title), if `title` is one a snippet can have. */
   const named = async (title: unknown) =>
@@ -132,28 +142,50 @@ export function recordedSnippets(snippets: Snippets, effects: RecordedEffects): 
   return {
     list: () => snippets.list(),
     get: (title) => snippets.get(title),
-    update: async (title, changes) =>
-      (await run.once(
+    update: async (title, changes) => {
+      const aim = snippetField("title", title); // checked before the lookup, as the helper checks it
+      return (await run.once(
         "snippet:update",
         {
+          target: async () => (await named(aim))?.id ?? null,
           act: async () => plain(await snippets.update(title, changes)),
-          verify: async () => {
-            const found = await named(changes.title ?? title);
+          verify: async (pending) => {
+            // The snippet it aimed at, while listed (one of the same title is another snippet); not
+            // listed, the one titled as asked (a server before feature level 368 replaces it: a new id).
+            const aimed = (await snippets.list()).find((s) => s.id === pending.target);
+            const found = aimed ?? (await named(changes.title ?? title));
             const content = changes.content === undefined ? undefined : words(changes.content);
-            return found && (content === undefined || found.content === content) ? plain(found) : undefined;
+            return found &&
+              found.title === words(changes.title ?? title) &&
+              (content === undefined || found.content === content)
+              ? plain(found)
+              : undefined;
           },
         },
         printOf([title, changes.title ?? null, changes.content ?? null]),
-      )) as SavedSnippet,
-    delete: (title) =>
-      run.once(
+      )) as SavedSnippet;
+    },
+    delete: async (title) => {
+      const aim = snippetField("title", title);
+      return run.once(
         "snippet:delete",
         {
-          act: () => snippets.delete(title),
-          verify: async () => (words(title) && !(await named(title)) ? true : undefined),
+          // The snippet the title names when the delete is claimed (null: none, nothing to delete):
+          // a run again after its answer was lost deletes that one or nothing, never a twin.
+          target: async () => (await named(aim))?.id ?? null,
+          act: async (target) =>
+            typeof target !== "number" ? false : byId ? byId.deleteId(target) : snippets.delete(title),
+          verify: async (pending) => {
+            if (pending.target === null) return false;
+            if (typeof pending.target === "number")
+              return (await snippets.list()).some((s) => s.id === pending.target) ? undefined : true;
+            // A claim that kept no target: none of that title left is taken as deleted.
+            return (await named(aim)) ? undefined : true;
+          },
         },
         printOf([title]),
-      ),
+      );
+    },
     ensure: async (title, content) =>
       (await run.once(
         "snippet:ensure",

@@ -218,7 +218,7 @@ class LazyContext<S> {
     const helpers = deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send, event })
       : unavailableHelpers(send);
-    if (effects) helpers.snippets = recordedSnippets(helpers.snippets, effects);
+    if (effects) helpers.snippets = recordedSnippets(helpers.snippets, effects, deps.services?.snippets);
     made.helpers = helpers;
     return helpers;
   }

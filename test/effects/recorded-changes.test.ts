@@ -148,6 +148,53 @@ describe("recorded changes of snippets and bookings", () => {
   );
 
   held(
+    "a delete of one of two same-titled snippets, its answer lost, deletes no twin at the retry",
+    async ({ runBot, sandbox, clock }) => {
+      const seen: string[] = [];
+      const began: number[] = [];
+      const cleaner = defineBot({
+        setup(bot) {
+          bot.track("snippets");
+          bot.on("message", async (ctx) => {
+            if (ctx.event.message.content === "make") {
+              await ctx.snippets.create("Rules", "first");
+              await ctx.snippets.create("Rules", "twin");
+              return;
+            }
+            began.push(sandbox.control.requests.length);
+            const gone = await ctx.snippets.delete("Rules");
+            seen.push(`${gone} ${(await ctx.snippets.list()).map((s) => s.content).join(",")}`);
+          });
+        },
+      });
+      const running = await runBot({
+        bot: cleaner,
+        name: "cleaner",
+        config: "retries: { attempts: 2, backoff: 5s }",
+      });
+      const dm = { type: "direct" as const, to: [running.email] };
+      await running.handled(running.post(MEMBER, { ...dm, content: "make" }));
+      // The DELETE is made, its answer lost; the client's tries again meet a server that answers
+      // none (502 before acting): the run fails, and the event's retry runs 5 s later.
+      const paths = [/^\/saved_snippets\/\d+$/];
+      sandbox.control.failNext(1, { status: 502, after: true, paths, methods: ["DELETE"] });
+      sandbox.control.failNext(4, { status: 502, paths, methods: ["DELETE"] });
+      const id = running.post(MEMBER, { ...dm, content: "go" });
+      await expect
+        .poll(async () => {
+          await clock.advance(1_000);
+          return seen.length;
+        })
+        .toBe(1);
+      await running.handled(id);
+      expect(began).toHaveLength(2);
+      expect(seen).toEqual(["true twin"]);
+      // The retry found the snippet it aimed at gone: no DELETE of the twin.
+      expect(writes(sandbox.control.requests, began[1]!, /saved_snippets/)).toEqual([]);
+    },
+  );
+
+  held(
     "a move to ctx.now() + 2 h whose answer was lost is found moved by the retry, not made again",
     async ({ runBot, sandbox, clock }) => {
       const hour = 3_600_000;

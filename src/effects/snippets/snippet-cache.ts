@@ -12,6 +12,7 @@ import type { EventMap } from "../../wire/events.ts";
 import { featureLevels } from "../../wire/feature-levels.ts";
 import type { SavedSnippet } from "../../wire/records.ts";
 import { codePointLength } from "../limits/code-points.ts";
+import { isRefusal } from "../local-echo.ts";
 
 export type { SavedSnippet };
 
@@ -133,18 +134,32 @@ export class SnippetCache implements Snippets {
     const t = snippetField("title", title);
     return this.#lock.run(t, async () => {
       const found = this.#find(await this.#fresh(), t);
-      if (!found) return false;
-      try {
-        await this.o.api.delete(found.id);
-      } catch (err) {
-        // 404: someone else deleted it first; the cache was behind.
-        if (!(err instanceof ApiError && err.status === 404)) throw err;
-        this.#byId?.delete(found.id);
-        return false;
-      }
-      this.#byId?.delete(found.id);
-      return true;
+      return found ? this.deleteId(found.id) : false;
     });
+  }
+
+  /** Deletes snippet `id` (whatever its title now); false when it was gone already. */
+  async deleteId(id: number): Promise<boolean> {
+    let lost = false;
+    try {
+      await this.o.api.delete(id, { retry: false }).catch(async (err: unknown) => {
+        if (isRefusal(err)) throw err;
+        // Maybe deleted with its answer lost: a 404 now is that first attempt's doing.
+        lost = true;
+        await this.o.api.delete(id);
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) {
+        // The server may have deleted it with its answer lost: the next read reloads the list.
+        this.invalidate();
+        throw err;
+      }
+      // 404: deleted elsewhere first (the cache was behind), unless by the attempt whose answer was lost.
+      this.#byId?.delete(id);
+      return lost;
+    }
+    this.#byId?.delete(id);
+    return true;
   }
 
   async ensure(title: string, content: string): Promise<EnsureResult> {
@@ -246,7 +261,7 @@ function applyTo(byId: Map<number, SavedSnippet>, event: SnippetEvent): void {
  * docs/internals/server-behaviour.md#saved-snippets: both fields are stripped, must not be blank,
  * and are at most 60 (title) and 10000 (content) code points).
  */
-function snippetField(field: "title" | "content", value: string): string {
+export function snippetField(field: "title" | "content", value: string): string {
   const max = field === "title" ? 60 : 10_000;
   if (typeof value !== "string") {
     throw new SnippetError(
