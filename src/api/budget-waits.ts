@@ -19,12 +19,12 @@ export function watchBudgetWaits(signal: AbortSignal, waits: BudgetWaits): void 
 }
 
 /** `wait`, told to the watcher of `signal` (if any) while it lasts. */
-export async function budgetWait(wait: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+export async function budgetWait<T>(wait: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   const waits = signal === undefined ? undefined : bySignal.get(signal);
   if (waits === undefined) return wait;
   waits.began();
   try {
-    await wait;
+    return await wait;
   } finally {
     waits.ended();
   }

@@ -69,6 +69,14 @@ const header = (headers: ResponseHeaders, name: string): number | undefined => {
   return Number.isFinite(value) ? value : undefined;
 };
 
+/** A call's start reserved in a bucket ({@link RateBucket.reserve}): used by one call, or given back. */
+export interface BudgetSlot {
+  /** The call starting in it now: true the first time (it starts without taking another slot). */
+  use(): boolean;
+  /** Given back unused (no call will start in it); nothing once used. */
+  release(): void;
+}
+
 /**
  * One bucket: a sliding minute and a sliding hour kept here, plus what the server last reported
  * (calls left until its reset). Each call reserves its start when it asks, so waiting calls start
@@ -126,16 +134,41 @@ export class RateBucket {
   }
 
   /**
-   * Resolves once a call asking then could start at once, reserving nothing (the call still
-   * takes its own slot): for work that must not be committed to before its call can leave.
+   * Resolves once a call asking then could start at once, with that start reserved in the same
+   * step: work committed to before the call (a report's claim) cannot lose the slot to another
+   * call meanwhile. The call is handed the slot (its `slot` option) and starts in it without
+   * waiting; a slot no call will use is given back with `release()`.
    */
-  async room(signal?: AbortSignal): Promise<void> {
+  async reserve(signal?: AbortSignal): Promise<BudgetSlot> {
     for (;;) {
+      signal?.throwIfAborted();
       const now = this.clock.now();
       const at = this.enforced ? this.nextStartAt(now) : now;
-      if (at <= now) return;
+      if (at <= now) {
+        this.#starts.push(now);
+        this.calls++;
+        return this.#slot(now);
+      }
       await sleep(this.clock, at - now, signal);
     }
+  }
+
+  #slot(at: number): BudgetSlot {
+    let open = true;
+    return {
+      use: () => {
+        const was = open;
+        open = false;
+        return was;
+      },
+      release: () => {
+        if (!open) return;
+        open = false;
+        const index = this.#starts.lastIndexOf(at);
+        if (index >= 0) this.#starts.splice(index, 1);
+        this.calls--;
+      },
+    };
   }
 
   /**

@@ -20,7 +20,7 @@ import {
 } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
-import type { BudgetLimits, RateBudget } from "./rate-budget.ts";
+import type { BudgetLimits, BudgetSlot, RateBudget } from "./rate-budget.ts";
 import { ResponseTooLarge, requestText, type TextResponse } from "./request-text.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
@@ -45,6 +45,8 @@ export interface RequestOptions<T = unknown> {
   site?: boolean;
   /** Override the client's retry settings for this call; `false`: one attempt only. */
   retry?: RetryOptions | false;
+  /** A start reserved for this call in its bucket (`budget.of(…).reserve()`): its first attempt takes it. */
+  slot?: BudgetSlot;
 }
 
 /**
@@ -59,7 +61,7 @@ export type RequestFn = <T = Record<string, unknown>>(
 ) => Promise<T>;
 
 /** Options every typed method takes last. */
-export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry">;
+export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry" | "slot">;
 
 /** What every resource module receives from `createClient`. */
 export interface ResourceContext {
@@ -264,7 +266,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     // is awaited here, not in a helper of its own.
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
-      const wait = bucket.take(signal);
+      const wait = attempt === 1 && options.slot?.use() ? undefined : bucket.take(signal);
       if (wait) await budgetWait(wait, signal);
       const started = clock.now();
       if (started > waitStart) {

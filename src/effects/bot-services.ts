@@ -162,7 +162,8 @@ export class BotServices {
       log,
       clock: this.#clock,
       ...(this.#o.commit ? { commit: this.#o.commit } : {}),
-      budgetRoom: (signal) => budgetWait(client.budget.of("POST", "/messages/0/report").room(signal), signal),
+      budgetSlot: (signal) =>
+        budgetWait(client.budget.of("POST", "/messages/0/report").reserve(signal), signal),
     });
     return this.#reporter;
   }

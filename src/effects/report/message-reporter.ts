@@ -16,6 +16,7 @@
  */
 import type { Logger } from "pino";
 import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from "../../api/errors.ts";
+import type { BudgetSlot } from "../../api/rate-budget.ts";
 import type { MessagesApi } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
@@ -61,10 +62,11 @@ export interface MessageReporterOptions {
   /** Makes the claim survive a kill -9 before the server is called (the daemon's store commit). */
   commit?: () => Promise<void>;
   /**
-   * Resolves once the account's rate budget lets the report's call leave at once: a claim is
-   * taken only then, so a kill -9 while the call would wait for the budget leaves no claim.
+   * Resolves once the account's rate budget lets the report's call leave at once, with its start
+   * reserved for it: a claim is taken only then, and no other call can take that start before the
+   * report's, so a kill -9 while the call would wait for the budget leaves no claim.
    */
-  budgetRoom?: (signal?: AbortSignal) => Promise<void>;
+  budgetSlot?: (signal?: AbortSignal) => Promise<BudgetSlot>;
 }
 
 const DISABLED = /reporting is not enabled|moderation request channel must be specified/i;
@@ -90,23 +92,35 @@ export class MessageReporter {
     const params = validateReport({ type, description }, options.reportTypes);
     if (this.#disabled) return { reported: false, reason: "disabled" };
     options.signal?.throwIfAborted(); // never claim a report that will not even be tried
-    // A claim kept through a kill counts as made: none is taken while the call would only wait.
-    await this.o.budgetRoom?.(options.signal);
     const key = `message:${messageId}`;
-    const at = this.o.clock.now();
     const run = options.run;
     // Marked before any await: of one run's calls for a message, only the first may be its re-run's.
     const first = run !== undefined && !run.asked.has(messageId);
     run?.asked.add(messageId);
-    const claim: Claim = { type, at, state: "sending", ...(run ? { by: run.event } : {}) };
-    if (!(await this.o.store.setIfAbsent(key, claim)))
-      return this.#claimed(key, first ? run.event : undefined);
-    // The claim must outlive a kill -9 before the server can act on the report.
-    await this.o.commit?.();
+    const rerunOf = first ? run.event : undefined;
+    // Claimed already (a run again, a duplicate): answered with no start of the budget held for it.
+    if ((await this.o.store.get(key)) !== undefined) return this.#claimed(key, rerunOf);
+    // A claim kept through a kill counts as made: none is taken while the call would only wait,
+    // and the call's start is reserved with it, so no other call takes it in between.
+    const slot = await this.o.budgetSlot?.(options.signal);
+    const claim: Claim = {
+      type,
+      at: this.o.clock.now(),
+      state: "sending",
+      ...(run ? { by: run.event } : {}),
+    };
     try {
-      await this.o.messages.report(messageId, params, options.signal ? { signal: options.signal } : {});
-    } catch (err) {
-      return this.#failed(key, err, claim);
+      if (!(await this.o.store.setIfAbsent(key, claim))) return this.#claimed(key, rerunOf);
+      // The claim must outlive a kill -9 before the server can act on the report.
+      await this.o.commit?.();
+      const call = { ...(options.signal ? { signal: options.signal } : {}), ...(slot ? { slot } : {}) };
+      try {
+        await this.o.messages.report(messageId, params, call);
+      } catch (err) {
+        return this.#failed(key, err, claim);
+      }
+    } finally {
+      slot?.release(); // unused when no call was made (claimed meanwhile, the store failing)
     }
     await this.o.store.set(key, { ...claim, state: "reported" });
     return { reported: true };
