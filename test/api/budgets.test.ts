@@ -157,4 +157,23 @@ describe("waits for the budget", () => {
       { endpoint: "POST /messages", waitedMs: 60_000 },
     ]);
   });
+
+  it("a start reserved is its call's: a call asking meanwhile waits, and one given back is free again", async () => {
+    const client = botClient({ perMinute: 2 });
+    const bucket = client.budget.of("POST", "/messages");
+    await client.messages.send(channelSend);
+    const slot = await bucket.reserve(); // the minute's last call
+    const other = client.messages.send(channelSend);
+    await expect.poll(() => clock.pendingTimers).toBe(1);
+    await client.messages.send(channelSend, { slot }); // starts in its slot, at once
+    expect(statuses("/messages")).toEqual([200, 200]);
+    expect(slot.use()).toBe(false); // a slot serves one call
+    await clock.tick(60_000);
+    await other;
+    expect(statuses("/messages")).toEqual([200, 200, 200]);
+    const unused = await bucket.reserve();
+    expect(bucket.nextStartAt()).toBeGreaterThan(clock.now());
+    unused.release();
+    expect(bucket.nextStartAt()).toBe(clock.now());
+  });
 });
