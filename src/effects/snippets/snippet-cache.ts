@@ -4,7 +4,7 @@
  * stays fresh from `saved_snippets` events when the queue receives them (`bot.track("snippets")`),
  * else is reloaded after a minute; the bot's own writes update it at once.
  */
-import { ApiError } from "../../api/errors.ts";
+import { ApiError, RateLimitError } from "../../api/errors.ts";
 import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { Clock } from "../../time/clock.ts";
@@ -143,6 +143,8 @@ export class SnippetCache implements Snippets {
     let lost = false;
     try {
       await this.o.api.delete(id, { retry: false }).catch(async (err: unknown) => {
+        // A 429 was not acted on: tried again as the client would have, a 404 then not ours.
+        if (err instanceof RateLimitError) return this.o.api.delete(id);
         if (isRefusal(err)) throw err;
         // Maybe deleted with its answer lost: a 404 now is that first attempt's doing.
         lost = true;

@@ -178,6 +178,19 @@ describe("ctx.snippets", () => {
     expect(b.id).not.toBe(a.id);
   });
 
+  it("a delete answered 429 is tried again after the wait, and deletes it (no error, not 'already gone')", async () => {
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
+    );
+    const ctx = running.context();
+    const made = await ctx.snippets.create("Rules", "be kind");
+    const mark = world.sandbox.control.requests.length;
+    world.sandbox.control.failNext(1, { status: 429, paths: [/saved_snippets\/\d+/] });
+    expect(await ctx.snippets.delete("Rules")).toBe(true);
+    expect(writes(mark)).toEqual([`DELETE /saved_snippets/${made.id}`, `DELETE /saved_snippets/${made.id}`]);
+    expect(await ctx.snippets.list()).toEqual([]);
+  });
+
   it("refuses blank or too long fields, and updates of missing titles, with the reason", async () => {
     running = world.stopAfter(
       await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
