@@ -3,13 +3,13 @@
  * it is: the host's boot, its pid namespace, its user, its pid and that pid's start
  * (proc-identity.ts). An instance that finds another of the same boot, namespace and user (whose
  * processes it sees in /proc whatever its mount options) whose pid is no longer that process
- * (none, or a later one that got the pid) knows it died: a kill -9, an out-of-memory kill, a crash.
+ * (none, a later one that got the pid, or a zombie its parent has not reaped) knows it died: a kill -9, an out-of-memory kill, a crash.
  * Its leases need not wait for their ttl: they are taken at once, with a new fencing token, and
  * the dead instance leaves the live set. A service manager restarting a killed daemon on Redis
  * so runs its bots again as soon as it is up. Any other holder (another host, another container,
  * a live process however stuck) keeps its lease until it expires, as before.
  */
-import { bootId, pidNamespace, startTicks } from "../state/proc-identity.ts";
+import { bootId, isZombie, pidNamespace, startTicks } from "../state/proc-identity.ts";
 import type { ClusterView } from "./redis-leases.ts";
 
 /** This process, as its heartbeats say it (`boot|namespace|uid|pid|start`); undefined where /proc does not say. */
@@ -28,7 +28,9 @@ export async function goneHere(proc: string, self: string): Promise<boolean> {
     return false;
   const id = Number(pid);
   if (!Number.isSafeInteger(id) || id <= 0) return false;
-  return (await startTicks(id)) !== Number(ticks);
+  // A zombie (killed, not yet reaped: its parent never waits, or has not yet) still has its /proc
+  // entry and start, yet renews nothing.
+  return (await startTicks(id)) !== Number(ticks) || (await isZombie(id));
 }
 
 /**

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { link, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { bootId, pidNamespace, startTicks } from "./proc-identity.ts";
+import { bootId, isZombie, pidNamespace, startTicks } from "./proc-identity.ts";
 import { StateError } from "./state-error.ts";
 
 /** Temp files are named `.<target>.<pid>.<random>.tmp`, so leftovers can be found and removed. */
@@ -209,19 +209,6 @@ async function isThisProcess(holder: LockInfo): Promise<boolean> {
   if (holder.boot === undefined || holder.ticks === undefined || holder.pidns === undefined) return false;
   const [boot, ticks, pidns] = [await bootId(), await startTicks(process.pid), await pidNamespace()];
   return holder.boot === boot && holder.ticks === ticks && holder.pidns === pidns;
-}
-
-/**
- * Whether `pid` has exited but its parent has not reaped it yet (Linux: state Z or X in
- * /proc/<pid>/stat). Such a process still answers `kill(pid, 0)`, for a moment after a `kill -9`
- * or for good under a parent that never waits, yet holds nothing. `false` where /proc is absent.
- */
-export async function isZombie(pid: number): Promise<boolean> {
-  const stat = (await readIfExists(`/proc/${pid}/stat`).catch(() => undefined))?.toString();
-  if (stat === undefined) return false;
-  // "<pid> (<command>) <state> …": the command may hold spaces and parentheses, so read after the last ")".
-  const state = stat.slice(stat.lastIndexOf(")") + 1).trim()[0];
-  return state === "Z" || state === "X";
 }
 
 function lockedError(dir: string, lockPath: string, holder: LockInfo): StateError {

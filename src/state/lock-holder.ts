@@ -7,8 +7,8 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { isZombie, parseLock, readIfExists } from "./_files.ts";
-import { bootId, pidNamespace, startTicks } from "./proc-identity.ts";
+import { parseLock, readIfExists } from "./_files.ts";
+import { bootId, isZombie, pidNamespace, startTicks } from "./proc-identity.ts";
 
 /** The daemon's pid on this host, or why the lock names none to signal. */
 export type LockHolder = { pid: number } | { none: string };

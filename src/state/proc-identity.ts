@@ -32,3 +32,16 @@ export async function bootId(): Promise<string | undefined> {
 export async function pidNamespace(): Promise<string | undefined> {
   return readlink("/proc/self/ns/pid").catch(() => undefined);
 }
+
+/**
+ * Whether `pid` has exited but its parent has not reaped it yet (Linux: state Z or X in
+ * /proc/<pid>/stat). Such a process still answers `kill(pid, 0)`, for a moment after a `kill -9`
+ * or for good under a parent that never waits, yet holds nothing. `false` where /proc is absent.
+ */
+export async function isZombie(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  if (stat === undefined) return false;
+  // "<pid> (<command>) <state> …": the command may hold spaces and parentheses, so read after the last ")".
+  const state = stat.slice(stat.lastIndexOf(")") + 1).trim()[0];
+  return state === "Z" || state === "X";
+}

@@ -12,7 +12,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { thisProcess } from "../../src/cluster/gone-holders.ts";
 import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
-import { startTicks } from "../../src/state/proc-identity.ts";
+import { isZombie, startTicks } from "../../src/state/proc-identity.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
@@ -35,6 +35,23 @@ async function exitedProcess(): Promise<{ pid: number; ticks: number }> {
   const ticks = (await startTicks(pid))!;
   child.kill("SIGKILL");
   await once(child, "exit");
+  return { pid, ticks };
+}
+
+/**
+ * The pid and start of a process killed whose parent does not reap it: `sh` starts it, then
+ * becomes a `sleep` that never waits for children, so it stays a zombie (state Z in /proc).
+ */
+async function zombieProcess(): Promise<{ pid: number; ticks: number }> {
+  const parent = spawn("sh", ["-c", "sleep 30 & echo $!; exec sleep 30"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  cleanups.push(async () => parent.kill("SIGKILL"));
+  const [line] = (await once(parent.stdout!, "data")) as [Buffer];
+  const pid = Number(line.toString().trim());
+  const ticks = (await startTicks(pid))!;
+  process.kill(pid, "SIGKILL");
+  await expect.poll(() => isZombie(pid), { timeout: 2_000, interval: 10 }).toBe(true);
   return { pid, ticks };
 }
 
@@ -105,6 +122,14 @@ describe.skipIf(!reachable || self === undefined)("a lease held by a process of 
     // Counted live, the dead instance would leave the live one its share: one bot of two.
     expect(c.held.sort()).toEqual(["b0", "b1"]);
     expect(await direct.zrange(`${prefix}#instances`, 0, -1)).toEqual(["live"]);
+  });
+
+  it("killed but not yet reaped by its parent (a zombie) is gone", async () => {
+    const { prefix, direct } = await setUp("zombie-holder");
+    await leftBy(direct, prefix, "dead", procWith(await zombieProcess()), ["b0"]);
+    const c = await live(prefix, ["b0"], []);
+    expect(c.held).toEqual(["b0"]);
+    expect(await direct.get(`${prefix}#lease:b0`)).toBe("6:live");
   });
 
   it("that still runs keeps its lease: the bot stands by", async () => {
