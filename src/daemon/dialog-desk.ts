@@ -78,7 +78,7 @@ export function dialogDesk(
         throw new BothostError<DialogDeskErrorCode>(
           "BOT_NOT_HERE",
           leaseHolder !== undefined
-            ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there (should that instance be gone, an instance takes the bot once its lease expires: end it there then)`
+            ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there (should that instance be gone, an instance takes the bot: end it there then)`
             : `bot "${name}" does not run here, and no instance is known to run it now (${leasesUnread ? UNREAD : NO_HOLDER}): end its dialog where it runs, once one does`,
         );
       }

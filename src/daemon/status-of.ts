@@ -124,7 +124,7 @@ function botStatus(
       : holder
         ? {
             leaseHolder: holder,
-            reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+            reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires, or at its next round when it runs on the same host, in the same container and as the same user)`,
           }
         : unread !== undefined && {
             reason: `the leases could not be read for ${Math.round(unread / 1000)} s (is Redis reachable?): no instance is known to run it. Once Redis answers, a round of leases shows which instance runs it, or this one takes it`,

@@ -59,7 +59,7 @@ describe.skipIf(!available)("a bot this instance ran, on standby now", () => {
     expect(await ended.json()).toEqual({
       code: "BOT_NOT_HERE",
       error:
-        'bot "b0" runs on instance elsewhere: end its dialog there (should that instance be gone, an instance takes the bot once its lease expires: end it there then)',
+        'bot "b0" runs on instance elsewhere: end its dialog there (should that instance be gone, an instance takes the bot: end it there then)',
     });
   }, 60_000);
 });

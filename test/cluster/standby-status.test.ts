@@ -35,7 +35,7 @@ describe.skipIf(!reachable)("a bot on standby", () => {
         name: "b0",
         state: "standby",
         leaseHolder: runner,
-        reason: `instance ${runner} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+        reason: `instance ${runner} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires, or at its next round when it runs on the same host, in the same container and as the same user)`,
       },
     ]);
   });
