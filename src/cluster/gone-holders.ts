@@ -9,6 +9,7 @@
  * so runs its bots again as soon as it is up. Any other holder (another host, another container,
  * a live process however stuck) keeps its lease until it expires, as before.
  */
+import { stat } from "node:fs/promises";
 import { bootId, isZombie, pidNamespace, startTicks } from "../state/proc-identity.ts";
 import type { ClusterView } from "./redis-leases.ts";
 
@@ -28,9 +29,14 @@ export async function goneHere(proc: string, self: string): Promise<boolean> {
     return false;
   const id = Number(pid);
   if (!Number.isSafeInteger(id) || id <= 0) return false;
+  const now = await startTicks(id);
+  // Unread: gone only if /proc has no such process. A read can fail otherwise (this process out of
+  // file descriptors), while a stat needs none.
+  if (now === undefined)
+    return (await stat(`/proc/${id}`).catch((err: NodeJS.ErrnoException) => err.code)) === "ENOENT";
   // A zombie (killed, not yet reaped: its parent never waits, or has not yet) still has its /proc
   // entry and start, yet renews nothing.
-  return (await startTicks(id)) !== Number(ticks) || (await isZombie(id));
+  return now !== Number(ticks) || (await isZombie(id));
 }
 
 /**

@@ -5,8 +5,10 @@
  * the process it said it is), its pid that of a child process that has exited; the live one is a
  * real LeaseCoordinator against a real Redis, its ttl far longer than the test.
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import path from "node:path";
+import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,6 +16,7 @@ import { thisProcess } from "../../src/cluster/gone-holders.ts";
 import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
 import { isZombie, startTicks } from "../../src/state/proc-identity.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
+import { assertBuilt, repoRoot } from "../support/cli.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
 const reachable = await redisReachable();
@@ -158,5 +161,26 @@ describe.skipIf(!reachable || self === undefined)("a lease held by a process of 
     await leftBy(direct, prefix, "before", procWith({ pid: Number(pid), ticks: Number(ticks) - 1 }), ["b0"]);
     const c = await live(prefix, ["b0"], []);
     expect(c.held).toEqual(["b0"]);
+  });
+
+  it("that still runs is not taken for gone by an instance out of file descriptors", async () => {
+    // An instance whose reads of /proc fail (EMFILE here) cannot tell the holder gone: a real
+    // process, its open files limited to 40, asks of this live one once it has used them all up.
+    assertBuilt();
+    const module = path.join(repoRoot, "dist/cluster/gone-holders.js");
+    const script = `
+      import { openSync } from "node:fs";
+      const { goneHere, thisProcess } = await import(${JSON.stringify(module)});
+      const self = await thisProcess();
+      try { for (;;) openSync("/dev/null", "r"); } catch (err) { if (err.code !== "EMFILE") throw err; }
+      console.log(await goneHere(process.argv[1], self));`;
+    const { stdout } = await promisify(execFile)("sh", [
+      "-c",
+      'ulimit -n 40 && exec "$0" --input-type=module -e "$1" "$2"',
+      process.execPath,
+      script,
+      self!,
+    ]);
+    expect(stdout.trim()).toBe("false");
   });
 });
