@@ -3,7 +3,8 @@
  * it is: the host's boot, its pid namespace, its user, its pid and that pid's start
  * (proc-identity.ts). An instance that finds another of the same boot, namespace and user (whose
  * processes it sees in /proc whatever its mount options) whose pid is no longer that process
- * (none, a later one that got the pid, or a zombie its parent has not reaped) knows it died: a kill -9, an out-of-memory kill, a crash.
+ * (none, a later one that got the pid, or a zombie its parent has not reaped) knows it died: a
+ * kill -9, an out-of-memory kill, a crash.
  * Its leases need not wait for their ttl: they are taken at once, with a new fencing token, and
  * the dead instance leaves the live set. A service manager restarting a killed daemon on Redis
  * so runs its bots again as soon as it is up. Any other holder (another host, another container,
