@@ -23,7 +23,7 @@
  *     dry_run: false              # true: capture every report and message instead of making it
  *     settings:
  *       check_edits: true         # re-check edited messages (content rules)
- *       notify_sender: "Hi {{name}}, your message in #{{channel}} > {{topic}} was sent to the moderators: {{details}}."
+ *       notify_sender: "Hi {{name}}, your message in {{where}} was sent to the moderators: {{details}}."
  *       exempt:
  *         roles: [owner, admin, moderator]   # default
  *         channels: [moderation, bot-testing]
@@ -57,7 +57,7 @@
  * count toward its limits) and
  * `actions`: `report`, `{ report: { reason } }`, `{ reply }`, `{ dm_sender }`,
  * `{ notify_channel: { channel, topic, content } }` (default: `[report]`). Template placeholders:
- * {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{link}} (the old single-brace `{name}`
+ * {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{where}}, {{link}} (the old single-brace `{name}`
  * is refused with the new spelling named).
  */
 import { type BotContext, defineBot, type User } from "bothost";

@@ -47,6 +47,8 @@ export async function act(
     details: matches.map((m) => `${LABELS[m.rule]}: ${m.details}`).join("; "),
     channel: f.channel ?? "a direct message",
     topic: f.topic,
+    // Where the message was, read the same for a channel message and a direct message to the bot.
+    where: f.channel === undefined ? "a direct message" : `#${f.channel} > ${f.topic}`,
     // A full address, as the server writes its own message links: a bare `#narrow/…` is no link.
     link: `${ctx.server.realmUrl ? `${ctx.server.realmUrl.replace(/\/+$/, "")}/` : ""}#narrow/id/${f.messageId}`,
   });

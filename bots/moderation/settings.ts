@@ -10,7 +10,7 @@ import type { RuleName, Rules } from "./rule-types.ts";
 export const ROLES = { owner: 100, admin: 200, moderator: 300, member: 400, guest: 600 } as const;
 
 /** Placeholders the messages of the actions may use. */
-export const TEMPLATE_FIELDS = ["name", "rules", "details", "channel", "topic", "link"] as const;
+export const TEMPLATE_FIELDS = ["name", "rules", "details", "channel", "topic", "where", "link"] as const;
 
 /**
  * The server's report types (`server_report_message_types`, the same five on every server that

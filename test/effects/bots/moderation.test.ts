@@ -248,6 +248,23 @@ describe("moderation exemptions and answers", () => {
       });
   });
 
+  it("{{where}} names the channel and topic, or a direct message sent to the bot", async () => {
+    const s = await start({
+      rules: { keywords: { words: ["scam"] } },
+      notify_sender: "Your message in {{where}} was sent to the moderators.",
+    });
+    const botId = s.control.users().find((u) => u.email === BOT)!.user_id;
+    const toBot = () => s.control.messages().filter((m) => m.sender_id === botId && m.type === "private");
+    await post(OLD, "a scam", "general", "deals");
+    await expect.poll(() => toBot().length).toBe(1);
+    s.control.sendAs(OLD, { type: "direct", to: [BOT], content: "another scam" });
+    await expect.poll(() => toBot().length).toBe(2);
+    expect(toBot().map((m) => m.content)).toEqual([
+      "Your message in #general > deals was sent to the moderators.",
+      "Your message in a direct message was sent to the moderators.",
+    ]);
+  });
+
   it("re-checks edited messages and quotes the edit history in the report", async () => {
     const s = await start({ rules: { blocked_patterns: { patterns: ["free\\s+crypto"] } } });
     const id = await post(OLD, "hello everyone");
@@ -313,7 +330,7 @@ describe("moderation exemptions and answers", () => {
       {
         path: ["notify_sender"],
         message:
-          "uses {{user}}; the placeholders are {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{link}}",
+          "uses {{user}}; the placeholders are {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{where}}, {{link}}",
       },
     ]);
     // The single-brace spelling of earlier versions: refused, with the new spelling named.
