@@ -159,6 +159,11 @@ export class RateBucket {
       use: () => {
         const was = open;
         open = false;
+        // The server counts the call from when it arrives: a start used after the work its
+        // reservation covered (a report's claim, committed) moves to now, so the call a minute
+        // after it is not a few ms early by the server's count (a 429).
+        const now = this.clock.now();
+        if (was && now > at) this.#moveStart(at, now);
         return was;
       },
       release: () => {
@@ -169,6 +174,17 @@ export class RateBucket {
         this.calls--;
       },
     };
+  }
+
+  /** Move one recorded start from `from` to the later `to`, keeping the starts ascending. */
+  #moveStart(from: number, to: number): void {
+    const starts = this.#starts;
+    const index = starts.lastIndexOf(from);
+    if (index < 0) return;
+    starts.splice(index, 1);
+    let at = starts.length;
+    while (at > 0 && (starts[at - 1] ?? 0) > to) at--;
+    starts.splice(at, 0, to);
   }
 
   /**

@@ -176,4 +176,22 @@ describe("waits for the budget", () => {
     unused.release();
     expect(bucket.nextStartAt()).toBe(clock.now());
   });
+
+  it("a reserved start used later counts from when its call left, as the server counts it", async () => {
+    sandbox.control.setUserRateLimit(BOT, [
+      [60, 2],
+      [3600, 2000],
+    ]);
+    const client = botClient({ perMinute: 2 });
+    const slot = await client.budget.of("POST", "/messages").reserve();
+    await clock.tick(20); // the work between the reservation and the call (a report's claim, committed)
+    await client.messages.send(channelSend, { slot });
+    await client.messages.send(channelSend);
+    const third = client.messages.send(channelSend);
+    await expect.poll(() => clock.pendingTimers).toBe(1);
+    await clock.tick(60_020);
+    await third;
+    expect(statuses("/messages")).toEqual([200, 200, 200]);
+    expect(client.budget.other.snapshot().limited).toBe(0);
+  });
 });
