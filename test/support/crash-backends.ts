@@ -21,6 +21,17 @@ export interface Backend {
   open(): Promise<StateBackend>;
 }
 
+/**
+ * The cases a crash test runs on the store `backend` names: every case on the file store; on Redis
+ * only those `onRedis` keeps. What a kill tests is the pipeline's, the same on both stores; Redis
+ * differs in its commits (one script per commit) and in the restart (the killed instance's lease
+ * taken over), which one case of each kind of run covers. Each spawned daemon costs about a second
+ * of CPU, and the suite shares two cores.
+ */
+export function casesOn<T>(backend: string, cases: readonly T[], onRedis: (c: T) => boolean): T[] {
+  return backend === "Redis" ? cases.filter(onRedis) : [...cases];
+}
+
 /** `[name, backendFor(dir)]` pairs for `describe.each`; `label` names the file in the skip line. */
 export async function crashBackends(label: string): Promise<Array<[string, (dir: string) => Backend]>> {
   const prefixes: string[] = [];
