@@ -64,5 +64,8 @@ function bound(issue: SchemaIssue, limit: number | bigint | undefined, words: st
   if (issue.origin === "string") return `expected ${words} ${limit} character${limit === 1 ? "" : "s"}`;
   if (issue.origin === "array" || issue.origin === "set")
     return `expected ${words} ${limit} item${limit === 1 ? "" : "s"}`;
-  return issue.origin === "number" || issue.origin === "bigint" ? `expected ${words} ${limit}` : undefined;
+  // "int" is zod's safe-integer range of `.int()`, a bound of a number as well.
+  return issue.origin === "number" || issue.origin === "int" || issue.origin === "bigint"
+    ? `expected ${words} ${limit}`
+    : undefined;
 }

@@ -123,7 +123,8 @@ export function parseArguments(command: Command, line: string): Parsed {
 
 /** A schema's complaint in words for the person who typed the value. */
 function explain(schema: z.ZodType, error: z.ZodError, typed: string | undefined): string {
-  const issue = error.issues[0];
+  // Past the safe-integer range, `.int()` complains first; the schema's own bound says more.
+  const issue = error.issues.find((i) => (i as { origin?: string }).origin !== "int") ?? error.issues[0];
   if (typed === undefined) return "is required";
   const shown = JSON.stringify(typed);
   if (issue?.code === "invalid_type") {

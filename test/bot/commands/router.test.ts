@@ -91,6 +91,9 @@ describe("numbers in arguments", () => {
       bot.command("big", { args: { n: z.bigint() } }, (ctx) => ctx.reply(`n=${ctx.args.n}`));
       bot.command("num", { args: { x: z.number() } }, (ctx) => ctx.reply(`x=${ctx.args.x}`));
       bot.command("count", { args: { k: z.number().int() } }, (ctx) => ctx.reply(`k=${ctx.args.k}`));
+      bot.command("mins", { args: { m: z.number().int().min(1).max(1440) } }, (ctx) =>
+        ctx.reply(`m=${ctx.args.m}`),
+      );
     },
   });
 
@@ -118,6 +121,16 @@ describe("numbers in arguments", () => {
     // A decimal is read as one; a schema that wants an integer refuses it.
     expect((await dm("count 1.5")).content).toMatch(/^`count`: <k>: expected a whole number, got "1.5"\./);
     expect((await dm("count 12")).content).toBe("k=12");
+  });
+
+  it("words a whole number past the safe range in plain words, by the schema's own bound when it has one", async () => {
+    await start(calc);
+    expect((await dm("mins 99999999999999999999")).content).toMatch(
+      /^`mins`: <m>: expected at most 1440, got "99999999999999999999"\.\n/,
+    );
+    expect((await dm("count -99999999999999999999")).content).toMatch(
+      /^`count`: <k>: expected at least -9007199254740991, got "-99999999999999999999"\.\n/,
+    );
   });
 });
 
