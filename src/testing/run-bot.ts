@@ -296,7 +296,7 @@ async function startBot(
       return new Error(`${name} did not finish replaying ${what} within ${timeoutMs} ms${why}`);
     });
     return letter
-      ? `${name}'s handler failed on ${what} (${letter.attempts} attempt(s), kept as dead letter ${letter.id}): ${letter.error.message}`
+      ? `${name}'s handler failed on ${what} (${letter.attempts} attempt${letter.attempts === 1 ? "" : "s"}, kept as dead letter ${letter.id}): ${letter.error.message}`
       : undefined;
   };
   const handled = async (messageId: number, options?: { timeoutMs?: number }) => {

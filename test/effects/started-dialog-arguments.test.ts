@@ -58,7 +58,7 @@ test("no text, or no user id: INVALID_ARGUMENT, a dead letter at once, nothing s
   const bot = await runBot({ bot: starter, name: "starter" });
   const empty = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "ask 12 -" });
   await expect(bot.handled(empty)).rejects.toThrow(
-    /\(1 attempt\(s\), kept as dead letter starter\/1\).*ctx\.startDialog\(\): text must be what the person's message would say \(a command, say\), got ""/s,
+    /\(1 attempt, kept as dead letter starter\/1\).*ctx\.startDialog\(\): text must be what the person's message would say \(a command, say\), got ""/s,
   );
   const notId = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "ask 1.5 hello" });
   await expect(bot.handled(notId)).rejects.toThrow(
