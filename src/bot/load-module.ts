@@ -235,7 +235,11 @@ export async function loadBotModule(
     namespace = await importModule(file, options.fresh === true);
   } catch (err) {
     const reason = await describeLoadError(err, file, specifier, await loader());
-    throw new ModuleError("MODULE_LOAD_FAILED", details, reason, { cause: err });
+    // The cause is kept only for an exception of the module's own code: a parser's or resolver's
+    // error says no more than the reason, and a test runner that prints the cause would show its
+    // stack, or a column counted from 0 beside the reason's counted from 1.
+    const cause = reason.startsWith(THREW) ? { cause: err } : undefined;
+    throw new ModuleError("MODULE_LOAD_FAILED", details, reason, cause);
   }
   const definition = unwrapDefinition(namespace);
   const problems = definitionProblems(definition);
@@ -263,6 +267,9 @@ function unwrapDefinition(namespace: unknown): unknown {
   }
   return current;
 }
+
+/** How {@link describeLoadError} begins the reason for an exception the module's code threw. */
+const THREW = "threw while loading";
 
 /**
  * One line saying why importing `file` (written `specifier` in the config) failed, and where:
@@ -311,7 +318,7 @@ export async function describeLoadError(
   if (err instanceof SyntaxError && at === undefined) return `could not be loaded: ${firstLine}`;
   // jiti's CommonJS output calls an import as "(0 , _bothost.defineBott)": say the name written.
   const said = firstLine.replace(/\(0 , _[\w$]+\.([\w$]+)\)/g, "$1");
-  return `threw while loading${at ? ` at ${at}` : ""}: ${said || (err instanceof Error ? err.name : "an exception")}`;
+  return `${THREW}${at ? ` at ${at}` : ""}: ${said || (err instanceof Error ? err.name : "an exception")}`;
 }
 
 async function locateSyntaxError(
