@@ -203,7 +203,8 @@ async function startBot(
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
     const state =
       why ||
-      (after > 0 && last.ledger.recorded(name, after)
+      // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader.
+      (after > 0 && view(after)?.sender_id !== userId && last.ledger.recorded(name, after)
         ? " (it handled that message without answering)"
         : "") ||
       silentBecause(control, {

@@ -129,6 +129,16 @@ describe("the vitest fixture", () => {
     );
   });
 
+  test("after the bot's own message, does not say the bot handled it", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    const reply = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "once" });
+    await expect(bot.nextReply({ after: reply.id, timeoutMs: 300 })).rejects.toThrow(
+      new RegExp(
+        `^echo sent no message after message ${reply.id} \\("once" from echo-bot@sandbox\\.example in a direct message to ${MEMBER}\\) within 300 ms$`,
+      ),
+    );
+  });
+
   // vitest's own default test timeout is 5 s: the kit's default wait must give up first.
   test("by default gives up with its own message before vitest's default test timeout", {
     timeout: 5_000,
