@@ -4,7 +4,7 @@
  * Between advances it runs at the real pace, or (`held`) stands still.
  */
 import { type Clock, MAX_TIMER_DELAY_MS, type TimerHandle } from "../time/clock.ts";
-import { checkAdvance, kitError } from "./kit-arguments.ts";
+import { checkAdvance, kitError, shown } from "./kit-arguments.ts";
 import { withoutKitFrames } from "./kit-frames.ts";
 
 interface Timer {
@@ -57,6 +57,9 @@ export class TestClock implements Clock {
       throw kitError(
         `clock start: not a date: ${String(options.start)} (give an ISO 8601 time, a Date or epoch ms)`,
       );
+    // A truthy string ("false" included) would hold the clock: only a boolean says which.
+    if (options.held !== undefined && typeof options.held !== "boolean")
+      throw kitError(`clock held: must be true or false, got ${shown(options.held)}`);
     this.held = options.held ?? false;
     this.#offset = start - this.#origin;
   }

@@ -288,6 +288,10 @@ describe("mistakes", () => {
     expect(thrown({ clock: { start: "soon" } })).toEqual(
       invalid("clock start: not a date: soon (give an ISO 8601 time, a Date or epoch ms)"),
     );
+    // Not taken as truthy: the string "false" would hold the clock.
+    expect(thrown({ clock: { held: "false" } })).toEqual(
+      invalid('clock held: must be true or false, got the string "false"'),
+    );
   });
 
   test("a clock the sandbox does not share is refused", async ({ sandbox }) => {
