@@ -309,7 +309,7 @@ export class CommandRouter implements AccountMember {
     if (hint === undefined && this.#account?.shared(this)) return;
     const list = help ? ` Say \`${this.#prefix}help\` for the list.` : "";
     await ctx.reply(
-      `I don't know the command \`${call.word}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}${list}`,
+      `I don't know the command \`${this.#prefix}${call.word}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}${list}`,
     );
   }
 

@@ -228,7 +228,7 @@ describe("a command prefix from the bot's config", () => {
     bot.post(MEMBER, { type: "stream", to: "general", topic: "chat", content: "!!! wow" });
     bot.post(MEMBER, { type: "stream", to: "general", topic: "chat", content: "remind 2 tea" });
     expect((await inGeneral(MEMBER, "!remnid 2 tea")).content).toBe(
-      "I don't know the command `remnid`. Did you mean `!remind`? Say `!help` for the list.",
+      "I don't know the command `!remnid`. Did you mean `!remind`? Say `!help` for the list.",
     );
     expect((await dm(MEMBER, "!whoami")).content).toBe("Mel Member (member)");
     expect(bot.replies()).toHaveLength(3);
