@@ -73,7 +73,7 @@ describe("bot.handled", () => {
     const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "count me" });
     await expect(bot.handled(id)).rejects.toThrow(
       new RegExp(
-        `^broken's handler failed on message ${id} \\(.*\\) \\(1 attempt\\(s\\), kept as dead letter broken/\\d+\\): the counter is broken$`,
+        `^broken's handler failed on message ${id} \\(.*\\) \\(1 attempt, kept as dead letter broken/\\d+\\): the counter is broken$`,
       ),
     );
   });
