@@ -4,7 +4,7 @@
  * for a reply that can never come), and a schema with an async refinement parses the answer
  * (zod's synchronous parse throws on one). A refused answer is told in plain words, not zod's
  * ("expected a whole number", not "Invalid input: expected int, received number"); a message the
- * schema's author wrote is kept.
+ * schema's author wrote is kept. A misspelt option or text is refused the same way, named.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -31,6 +31,13 @@ const shop = defineBot({
       // A third: z.number() where z.coerce.number() was meant (an answer is text).
       const count = await ctx.prompt("How many?", { schema: z.number() });
       await ctx.reply(`got ${count.value}`);
+    });
+    bot.command("typo", async (ctx) => {
+      // A misspelt option, which would otherwise be dropped and the default used.
+      await ctx.prompt("How many?", { timout: "10m" } as never);
+    });
+    bot.command("texts", async (ctx) => {
+      await ctx.prompt("How many?", { texts: { refsued: "No: {reason}." } } as never);
     });
     bot.command("code", async (ctx) => {
       const code = await ctx.prompt("Which code?", {
@@ -75,6 +82,19 @@ it("a schema that cannot parse is refused before the question is asked", async (
   const number = bot.post(MEMBER, dm("count"));
   await expect(bot.handled(number)).rejects.toThrow(
     "ctx.prompt(): `schema` expects a number, but an answer is text, so it would refuse every one: use z.coerce.number(), which reads the text.",
+  );
+  expect(bot.replies()).toEqual([]);
+  expect(bot.dialogs()).toEqual([]);
+});
+
+it("an unknown option or text is refused before the question is asked, naming it", async () => {
+  const typo = bot.post(MEMBER, dm("typo"));
+  await expect(bot.handled(typo)).rejects.toThrow(
+    'ctx.prompt(): unknown option "timout". Did you mean "timeout"? Valid: id, timeout, schema,',
+  );
+  const texts = bot.post(MEMBER, dm("texts"));
+  await expect(bot.handled(texts)).rejects.toThrow(
+    'ctx.prompt(): unknown text "refsued". Did you mean "refused"? Valid: refused, gaveUp, changed, lost.',
   );
   expect(bot.replies()).toEqual([]);
   expect(bot.dialogs()).toEqual([]);

@@ -5,6 +5,7 @@
 
 import { parseDuration } from "../../config/duration.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
+import { suggest } from "../../errors/did-you-mean.ts";
 import { issueInWords } from "../../errors/issue-words.ts";
 import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
@@ -259,6 +260,47 @@ export function escapesOf(
 export function cancels(step: DialogStep, userId: number, answer: DialogAnswer, word: string): boolean {
   if (answer.text.toLowerCase() !== word.toLowerCase()) return false;
   return step.cancel === undefined || (answer.by?.id ?? userId) === userId;
+}
+
+const OPTION_KEYS = [
+  "id",
+  "timeout",
+  "schema",
+  "tries",
+  "cancel",
+  "back",
+  "commands",
+  "texts",
+  "from",
+  "where",
+  "except",
+  "choices",
+] as const satisfies readonly (keyof PromptOptions<unknown>)[];
+const TEXT_KEYS = ["refused", "gaveUp", "changed", "lost"] as const satisfies readonly (keyof PromptTexts)[];
+
+/**
+ * Checks that `options` is an object of known options (and `texts` of known texts): a misspelt
+ * one (`timout`) would otherwise be dropped, the question asked with the default.
+ */
+export function checkOptionKeys(options: unknown): void {
+  const unknownIn = (value: unknown, keys: readonly string[], what: string): void => {
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new BothostError(
+        "PROMPT_OPTIONS",
+        `ctx.prompt(): ${what} must be an object, got ${JSON.stringify(value)}.`,
+      );
+    for (const key of Object.keys(value)) {
+      if (keys.includes(key)) continue;
+      const hint = suggest(key, keys);
+      throw new BothostError(
+        "PROMPT_OPTIONS",
+        `ctx.prompt(): unknown ${what === "the options" ? "option" : "text"} "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid: ${keys.join(", ")}.`,
+      );
+    }
+  };
+  unknownIn(options, OPTION_KEYS, "the options");
+  const texts = (options as PromptOptions<unknown>).texts;
+  if (texts !== undefined) unknownIn(texts, TEXT_KEYS, "`texts`");
 }
 
 /** A prompt's `timeout` option in ms. */

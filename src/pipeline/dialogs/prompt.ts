@@ -25,6 +25,7 @@ import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from ".
 import {
   cancelOf,
   cancels,
+  checkOptionKeys,
   checkSchema,
   DEFAULT_TRIES,
   escapesOf,
@@ -90,6 +91,7 @@ export async function prompt<T>(
     );
   if (!dialogs || !turn)
     throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt() needs a message handled by a bot runtime.");
+  checkOptionKeys(options);
   const timeoutMs = timeoutOf(options.timeout);
   const tries = options.tries ?? DEFAULT_TRIES;
   if (!Number.isSafeInteger(tries) || tries < 1)
