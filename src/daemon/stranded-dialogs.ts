@@ -88,8 +88,9 @@ export function strandedDialogs(o: StrandedOptions) {
     /** At the bot's start, once its dialogs are read: one warning per stranded dialog. */
     warn(): void {
       for (const [id, { term, where }] of stranded()) {
+        // `log` is the bot's own, which names it already.
         o.log.warn(
-          { bot: o.bot, dialog: id, where, narrow: term },
+          { dialog: id, where, narrow: term },
           `dialog ${id} waits for an answer in ${where}, which the bot's narrow ${term} does not receive: its answers cannot arrive, and it waits until its deadline. End it with: bothost dialogs end ${o.bot} ${id} (or widen the narrow and reload)`,
         );
       }

@@ -161,6 +161,12 @@ it("a restart whose narrow leaves out a waiting dialog's conversation warns of i
     [40, dialog.id, "direct message", "[channel, general]"],
   ]);
   expect(warned[0]!.msg).toContain(`bothost dialogs end orders ${dialog.id}`);
+  // One line, naming the bot once (a key given twice is a JSON line some log readers refuse).
+  const line = running
+    .logText()
+    .split("\n")
+    .find((l) => l.includes("does not receive"));
+  expect(line?.match(/"bot":/g)).toEqual(['"bot":']);
   expect(bot.dialogs().map((d) => d.outsideNarrow)).toEqual(["[channel, general]"]);
   // Not ended: the operator ends it, the person told.
   await end(dialog.id);
