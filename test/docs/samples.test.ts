@@ -2,7 +2,8 @@
  * Every code sample in README.md and docs/ is checked: TypeScript samples are type-checked
  * against the package (a fragment without imports is checked with `ctx`, `bot`, `client` and
  * `sandbox` declared), YAML samples that are whole configs go through the config loader (the
- * others must parse), and each `bothost …` command of a shell sample must exist in the built CLI.
+ * others must parse), and each `bothost …` command of a shell sample must exist in the built CLI,
+ * as must each action of a command that takes one (`bothost failed drop`), in prose as well.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -12,6 +13,9 @@ import { promisify } from "node:util";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { dialogsHelp } from "../../src/cli/dialogs.ts";
+import { failedHelp } from "../../src/cli/failed.ts";
+import { scheduleHelp } from "../../src/cli/schedule.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { assertBuilt, cliPath, repoRoot } from "../support/cli.ts";
 
@@ -154,6 +158,27 @@ describe("shell samples", () => {
     assertBuilt();
     const { stdout } = await promisify(execFile)(process.execPath, [cliPath, command, "--help"]);
     expect(stdout).toMatch(/Usage: bothost/);
+  });
+});
+
+describe("actions named anywhere in the docs", () => {
+  /** The actions each command's usage line lists (`Usage: bothost failed <list|show|retry|drop>`). */
+  const actions = new Map(
+    [failedHelp, dialogsHelp, scheduleHelp].map((help) => {
+      const [, command, list] = /^Usage: bothost ([a-z]+) [<[]?([a-z|]+)/.exec(help)!;
+      return [command!, list!.split("|")] as const;
+    }),
+  );
+
+  it("each is one its command has", async () => {
+    const unknown: string[] = [];
+    for (const file of await docFiles()) {
+      const text = await readFile(path.join(repoRoot, file), "utf8");
+      for (const m of text.matchAll(/\bbothost (failed|dialogs|schedule) ([a-z]+)\b/g)) {
+        if (!actions.get(m[1]!)!.includes(m[2]!)) unknown.push(`${file}: bothost ${m[1]} ${m[2]}`);
+      }
+    }
+    expect(unknown).toEqual([]);
   });
 });
 
