@@ -39,6 +39,14 @@ const shop = defineBot({
     bot.command("texts", async (ctx) => {
       await ctx.prompt("How many?", { texts: { refsued: "No: {reason}." } } as never);
     });
+    bot.command("stop", async (ctx) => {
+      // A cancel word without its reply, which was read only once the person answered.
+      const said = await ctx.prompt("How many?", { cancel: { word: "stop" } as never });
+      await ctx.reply(`got ${said.text}`);
+    });
+    bot.command("named", async (ctx) => {
+      await ctx.prompt("How many?", { id: 5 as never });
+    });
     bot.command("code", async (ctx) => {
       const code = await ctx.prompt("Which code?", {
         schema: z
@@ -87,7 +95,7 @@ it("a schema that cannot parse is refused before the question is asked", async (
   expect(bot.dialogs()).toEqual([]);
 });
 
-it("an unknown option or text is refused before the question is asked, naming it", async () => {
+it("an unknown option or text, or a cancel or id of the wrong shape, is refused before the question is asked", async () => {
   const typo = bot.post(MEMBER, dm("typo"));
   await expect(bot.handled(typo)).rejects.toThrow(
     'ctx.prompt(): unknown option "timout". Did you mean "timeout"? Valid: id, timeout, schema,',
@@ -96,6 +104,12 @@ it("an unknown option or text is refused before the question is asked, naming it
   await expect(bot.handled(texts)).rejects.toThrow(
     'ctx.prompt(): unknown text "refsued". Did you mean "refused"? Valid: refused, gaveUp, changed, lost.',
   );
+  const stop = bot.post(MEMBER, dm("stop"));
+  await expect(bot.handled(stop)).rejects.toThrow(
+    'ctx.prompt(): `cancel` must be a word, false, or { word, reply } (two texts), got {"word":"stop"}.',
+  );
+  const named = bot.post(MEMBER, dm("named"));
+  await expect(bot.handled(named)).rejects.toThrow("ctx.prompt(): `id` must be a text, got 5.");
   expect(bot.replies()).toEqual([]);
   expect(bot.dialogs()).toEqual([]);
 });

@@ -202,10 +202,18 @@ export function cancelOf(
   option: PromptOptions<unknown>["cancel"],
 ): { word: string; reply: string } | undefined {
   if (option === false) return undefined;
-  if (option === undefined || typeof option === "string")
-    return { word: option ?? DEFAULT_CANCEL, reply: CANCELLED_REPLY };
-  return option;
+  if (option === undefined) return { word: DEFAULT_CANCEL, reply: CANCELLED_REPLY };
+  if (isText(option)) return { word: option, reply: CANCELLED_REPLY };
+  if (typeof option === "object" && option !== null && isText(option.word) && isText(option.reply))
+    return { word: option.word, reply: option.reply };
+  // A shape read only once the person answers would fail there, with no reply to them.
+  throw new BothostError(
+    "PROMPT_OPTIONS",
+    `ctx.prompt(): \`cancel\` must be a word, false, or { word, reply } (two texts), got ${JSON.stringify(option)}.`,
+  );
 }
+
+const isText = (value: unknown): value is string => typeof value === "string" && value.trim() !== "";
 
 /** The `commands` option, checked: names lower-cased, their words one space apart. */
 function commandsOf(commands: PromptOptions<unknown>["commands"]): Escaping | undefined {
@@ -235,10 +243,10 @@ export function escapesOf(
 ): { back?: string; cmd?: Escaping; cancel?: string; lost?: string } {
   const { back = "back", commands } = options;
   const lost = options.texts?.lost;
-  if (lost !== undefined && (typeof lost !== "string" || lost.trim() === ""))
+  if (lost !== undefined && !isText(lost))
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `texts.lost` must be a text.");
   const cancel = cancelOf(options.cancel);
-  if (back !== false && (typeof back !== "string" || back.trim() === ""))
+  if (back !== false && !isText(back))
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `back` must be a word or false.");
   const cmd = commandsOf(commands);
   return {
@@ -279,8 +287,9 @@ const OPTION_KEYS = [
 const TEXT_KEYS = ["refused", "gaveUp", "changed", "lost"] as const satisfies readonly (keyof PromptTexts)[];
 
 /**
- * Checks that `options` is an object of known options (and `texts` of known texts): a misspelt
- * one (`timout`) would otherwise be dropped, the question asked with the default.
+ * Checks that `options` is an object of known options (and `texts` of known texts), its `id` and
+ * texts texts: a misspelt one (`timout`) would otherwise be dropped, the question asked with the
+ * default.
  */
 export function checkOptionKeys(options: unknown): void {
   const unknownIn = (value: unknown, keys: readonly string[], what: string): void => {
@@ -299,8 +308,21 @@ export function checkOptionKeys(options: unknown): void {
     }
   };
   unknownIn(options, OPTION_KEYS, "the options");
-  const texts = (options as PromptOptions<unknown>).texts;
-  if (texts !== undefined) unknownIn(texts, TEXT_KEYS, "`texts`");
+  const { id, texts } = options as PromptOptions<unknown>;
+  if (id !== undefined && !isText(id))
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      `ctx.prompt(): \`id\` must be a text, got ${JSON.stringify(id)}.`,
+    );
+  if (texts === undefined) return;
+  unknownIn(texts, TEXT_KEYS, "`texts`");
+  for (const [key, text] of Object.entries(texts)) {
+    if (text !== undefined && !isText(text))
+      throw new BothostError(
+        "PROMPT_OPTIONS",
+        `ctx.prompt(): \`texts.${key}\` must be a text, got ${JSON.stringify(text)}.`,
+      );
+  }
 }
 
 /** A prompt's `timeout` option in ms. */

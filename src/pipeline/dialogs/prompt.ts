@@ -95,7 +95,10 @@ export async function prompt<T>(
   const timeoutMs = timeoutOf(options.timeout);
   const tries = options.tries ?? DEFAULT_TRIES;
   if (!Number.isSafeInteger(tries) || tries < 1)
-    throw new BothostError("PROMPT_OPTIONS", `ctx.prompt(): tries must be a whole number ≥ 1, got ${tries}.`);
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      `ctx.prompt(): tries must be a whole number ≥ 1, got ${JSON.stringify(tries)}.`,
+    );
   const { list: choices, emoji } = choicesOf(options.choices as never);
   checkChoices(choices);
   checkSchema(options.schema);
