@@ -1,5 +1,5 @@
 /**
- * `ctx.startDialog` with someone the server does not know resolves false and asks nobody (before,
+ * `ctx.startDialog` with someone the server does not know, or a bot account, resolves false and asks nobody (before,
  * it resolved true and the run failed on the question's send, retried into a dead letter); with no
  * text, or an id that is no user id, it throws INVALID_ARGUMENT, kept as a dead letter at once
  * (before, an empty text started a dialog that sent the person the bot's help unasked). The
@@ -37,6 +37,22 @@ test("someone the server does not know: false, and nobody asked", async ({ runBo
   expect(
     sandbox.control.requests.filter((r) => r.method === "POST" && r.path === "/messages" && r.status !== 200),
   ).toEqual([]);
+});
+
+test("another bot's account: false, and nobody asked (a bot's messages reach no handler)", async ({
+  runBot,
+  sandbox,
+}) => {
+  const bot = await runBot({ bot: starter, name: "starter" });
+  const other = sandbox.control.users().find((u) => u.is_bot && u.email !== bot.email)!;
+  const reply = await bot.ask(MEMBER, {
+    type: "direct",
+    to: [bot.email],
+    content: `ask ${other.user_id} hello`,
+  });
+  expect(reply.content).toBe("started: false");
+  expect(bot.replies().map((m) => m.content)).toEqual(["started: false"]);
+  expect(bot.dialogs()).toEqual([]);
 });
 
 test("a person the server knows is asked", async ({ runBot, sandbox }) => {

@@ -60,11 +60,11 @@ export function startDialogOf(
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
  * another dialog waits for the person in their direct messages with the bot, the server knows no
- * such person or they are deactivated, or the person is the bot itself. With `signal` (a job's
- * start, a webhook's: no message's run, which that conversation's tasks may queue behind), a
- * dialog there past its deadline (yesterday's, found at a start after a downtime), or with a run
- * or an end under way, is waited for first: timed out or ended, this one begins. `source`: how
- * the run starting it came.
+ * such person or they are deactivated, or the person is a bot (this one included). With `signal`
+ * (a job's start, a webhook's: no message's run, which that conversation's tasks may queue
+ * behind), a dialog there past its deadline (yesterday's, found at a start after a downtime), or
+ * with a run or an end under way, is waited for first: timed out or ended, this one begins.
+ * `source`: how the run starting it came.
  */
 export async function startDialog(
   deps: ContextDeps<unknown>,
@@ -84,8 +84,9 @@ export async function startDialog(
   const messageId = -(digest.readUIntBE(0, 6) + 1);
   const users = deps.services?.users;
   const user = await users?.get(userId);
-  // Nobody the server knows, or a deactivated person (the server refuses the question): none is asked.
-  if ((users !== undefined && user === undefined) || user?.is_active === false) return false;
+  // Nobody the server knows, a deactivated person (the server refuses the question), or a bot
+  // (whose messages reach no handler, so no answer could come): none is asked.
+  if ((users !== undefined && user === undefined) || user?.is_active === false || user?.is_bot) return false;
   const name = user?.full_name ?? `user ${userId}`;
   const tried = unsure.get(dialogs);
   const now = tried?.get(id) ?? (deps.clock ?? realClock).now();
