@@ -257,7 +257,7 @@ function readKey(options: WebhookOptions, source: WebhookKeySource) {
         : typeof key === "object"
           ? "an object"
           : `a ${typeof key}`;
-  return { reason: `returned ${got}, not a string or undefined`, err: undefined };
+  return { reason: `returned ${got}, not a non-empty string or undefined`, err: undefined };
 }
 
 /** What a parsed body is when it is JSON but no object (`null`, "an array"…); undefined otherwise. */

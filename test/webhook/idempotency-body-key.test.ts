@@ -140,19 +140,19 @@ describe("a key function that reads no key", () => {
     const { seen, strict, logs } = await started();
     expect(await strict("not json", "text/plain")).toEqual(refused("threw"));
     expect(await strict(JSON.stringify({ id: "" }))).toEqual(
-      refused('returned "", not a string or undefined'),
+      refused('returned "", not a non-empty string or undefined'),
     );
     expect(await strict(JSON.stringify({ id: 42 }))).toEqual(
-      refused("returned a number, not a string or undefined"),
+      refused("returned a number, not a non-empty string or undefined"),
     );
     expect(await strict(JSON.stringify({ id: null }))).toEqual(
-      refused("returned null, not a string or undefined"),
+      refused("returned null, not a non-empty string or undefined"),
     );
     expect(await strict("{}", "application/json", "late")).toEqual({
       status: 400,
       body: {
         error:
-          "the idempotency key could not be read: webhook late's idempotencyKey returned a Promise, not a string or undefined",
+          "the idempotency key could not be read: webhook late's idempotencyKey returned a Promise, not a non-empty string or undefined",
       },
     });
     expect(seen.strictRuns).toBe(0);
@@ -161,10 +161,10 @@ describe("a key function that reads no key", () => {
     );
     expect(warned.map((l) => [l.webhook, l.reason])).toEqual([
       ["strict", "threw"],
-      ["strict", 'returned "", not a string or undefined'],
-      ["strict", "returned a number, not a string or undefined"],
-      ["strict", "returned null, not a string or undefined"],
-      ["late", "returned a Promise, not a string or undefined"],
+      ["strict", 'returned "", not a non-empty string or undefined'],
+      ["strict", "returned a number, not a non-empty string or undefined"],
+      ["strict", "returned null, not a non-empty string or undefined"],
+      ["late", "returned a Promise, not a non-empty string or undefined"],
     ]);
     // undefined: the request has no key, and is handled as a new one each time.
     expect(await strict("{}")).toEqual({ status: 200, body: { ok: true } });
