@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
-import { installAccessLog, pathOf } from "../log/access-log.ts";
+import { installAccessLog, loggedClientAbort, pathOf } from "../log/access-log.ts";
 import { RouterError } from "../pipeline/router-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -211,12 +211,8 @@ export class HttpListener {
       reply.code(404).send({ error: `no route for ${request.method} ${pathOf(request)}` }),
     );
     app.setErrorHandler((err: FastifyError, request, reply) => {
-      // The sender hung up before its body was read: its failure, not bothost's (no answer reaches it).
-      if (request.raw.readableAborted && err.code === "ECONNRESET") {
-        const line = { method: request.method, path: pathOf(request), remoteAddress: request.ip };
-        log.info(line, "http request: the client closed the connection before its body was read");
+      if (loggedClientAbort(err, request, log))
         return reply.code(400).send({ error: "the connection closed before the body was read" });
-      }
       const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
       if (status >= 500) log.error({ err, path: pathOf(request) }, "http request failed");
       return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
-import { countAsWebhook } from "../log/access-log.ts";
+import { countAsWebhook, loggedClientAbort } from "../log/access-log.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
@@ -80,6 +80,8 @@ const readAsText = (request: FastifyRequest) =>
  * paths' words. Any other failure is logged, and answered without its details.
  */
 const answerErrors = (log: Logger) => (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  if (loggedClientAbort(err, request, log))
+    return error(reply, 400, "the connection closed before the body was read");
   const unreadable = unreadableBody(err, request.routeOptions.bodyLimit);
   if (unreadable) return answerUnreadable(reply, unreadable);
   const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;

@@ -74,6 +74,6 @@ it("a sender that closes the connection mid-body is logged at info, not as a fai
   const logs = running.logs;
   await expect
     .poll(() => logs.find((l) => String(l.msg).startsWith("http request: the client closed")))
-    .toMatchObject({ level: 30, method: "POST", path: "/webhooks/hook/deploys" });
+    .toMatchObject({ level: 30, method: "POST", path: "/webhooks/hook/deploys", remoteAddress: "127.0.0.1" });
   expect(logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
 });

@@ -6,6 +6,7 @@
  * it is answered first, in the path's own shape (`{"result":"error","msg":…}`) as every answer of
  * the path, in the inbound webhooks' words.
  */
+import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
@@ -149,5 +150,22 @@ describe("a body that cannot be read", () => {
     expect({ status: streamed.statusCode, body: await streamed.body.json() }).toEqual(TOO_LARGE);
     expect(seen).toEqual([]);
     expect(d.logText()).not.toContain(TOKEN);
+  });
+
+  it("a sender that hangs up mid-body is logged as such, with its address", async () => {
+    const { seen, d, url } = await helper();
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    // Its body is sent once the listener asked for it (100 Continue), then the connection closed.
+    socket.write(
+      "POST /hooks/helper HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n",
+    );
+    await new Promise((resolve) => socket.once("data", resolve));
+    await new Promise((resolve) => socket.write(`{"token":"${TOKEN}"`, resolve));
+    socket.destroy();
+    await expect
+      .poll(() => d.logs.find((l) => String(l.msg).startsWith("http request: the client closed")))
+      .toMatchObject({ level: 30, method: "POST", path: "/hooks/helper", remoteAddress: "127.0.0.1" });
+    expect(d.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    expect(seen).toEqual([]);
   });
 });
