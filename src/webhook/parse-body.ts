@@ -88,8 +88,8 @@ export function parseForm(text: string): Record<string, string | string[]> {
 }
 
 /**
- * Parse by content type: JSON (`application/json`, `…+json`) or form fields; undefined for an
- * empty body of another type, or any other type. Throws a 400 for JSON that does not parse, an
+ * Parse by content type: JSON (`application/json`, `…+json`) or form fields (an empty form has
+ * none: `{}`); undefined for any other type. Throws a 400 for JSON that does not parse, an
  * empty body declared as JSON included (no JSON text is empty).
  */
 export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
@@ -101,7 +101,6 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
       throw new HttpStatusError(400, NOT_JSON);
     }
   }
-  if (raw.length === 0) return undefined;
   if (type === "application/x-www-form-urlencoded") return parseForm(raw.toString("utf8"));
   return undefined;
 }

@@ -269,6 +269,9 @@ describe("bearer tokens and shared secrets", () => {
     expect(calls).toEqual([
       { name: "shared", body: { a: "1", b: ["two", "three"] }, key: undefined, query: { source: "ci" } },
     ]);
+    // A form with no fields is still a form: an object, not undefined.
+    expect((await post("/webhooks/hooks/shared", "", headers)).status).toBe(200);
+    expect(calls[1]).toEqual({ name: "shared", body: {}, key: undefined, query: {} });
     expect(await post("/webhooks/hooks/shared", form, { "x-webhook-secret": "guess" })).toEqual({
       status: 401,
       body: { error: "unauthorized: wrong x-webhook-secret header" },
