@@ -2,7 +2,12 @@
  * The daemon's HTTP listener (`http.listen`): webhooks, health, metrics and admin routes, on fastify
  * for its per-route body limits, per-plugin content-type parsers, request timeouts and graceful close.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
@@ -207,9 +212,14 @@ export class HttpListener {
     );
     installAccessLog(app, log, o.metrics);
     installBoundedDrain(app, o.clock);
-    app.setNotFoundHandler((request, reply) =>
-      reply.code(404).send({ error: `no route for ${request.method} ${pathOf(request)}` }),
-    );
+    const noRoute = (request: FastifyRequest, reply: FastifyReply) =>
+      reply.code(404).send({ error: `no route for ${request.method} ${pathOf(request)}` });
+    // Before the body is parsed: a path bothost does not serve gets its 404 whatever its body
+    // (too large, not valid JSON), and the body is drained unread.
+    app.addHook("onRequest", async (request, reply) => {
+      if (request.is404) return noRoute(request, reply);
+    });
+    app.setNotFoundHandler(noRoute);
     app.setErrorHandler((err: FastifyError, request, reply) => {
       if (loggedClientAbort(err, request, log))
         return reply.code(400).send({ error: "the connection closed before the body was read" });

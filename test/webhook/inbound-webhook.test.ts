@@ -311,6 +311,11 @@ describe("limits, routes and the handler's context", () => {
       status: 404,
       body: { error: "no webhook at /webhooks/hooks/nope" },
     });
+    // A path bothost does not serve is 404 whatever its body: not parsed, nor held to the limit.
+    const noRoute = (path: string) => ({ status: 404, body: { error: `no route for POST ${path}` } });
+    expect(await post("/hooks/nope", "{not json")).toEqual(noRoute("/hooks/nope"));
+    expect(await post("/healthz", "{not json")).toEqual(noRoute("/healthz"));
+    expect(await post("/hooks/nope", Buffer.alloc(2 * 1024 * 1024, 32))).toEqual(noRoute("/hooks/nope"));
     const get = await request(`${running.url}/webhooks/hooks/gh`);
     expect(get.statusCode).toBe(405);
     expect(get.headers.allow).toBe("POST");
