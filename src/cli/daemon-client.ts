@@ -134,9 +134,8 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
       if (res.statusCode >= 400) {
         // The daemon's own code, when it gave one, is the refusal's cause (`DIALOG_STARTING`).
         const code = refusedCode(text);
-        const message = refusal(res.statusCode, text);
-        throw new BothostError("DAEMON_REFUSED", message, {
-          ...(code && { cause: new BothostError(code, message) }),
+        throw new BothostError("DAEMON_REFUSED", refusal(res.statusCode, text), {
+          ...(code && { cause: new BothostError(code, daemonError(text)) }),
         });
       }
       return JSON.parse(text) as unknown;
@@ -196,12 +195,17 @@ function refusal(status: number, text: string): string {
   if (status === 404 && isRouteMissing(text)) {
     return "the running daemon has no admin routes: set http.admin_token, or listen on a loopback address";
   }
-  let error = text.slice(0, 200);
-  try {
-    error = String((JSON.parse(text) as { error?: unknown }).error ?? error);
-  } catch {}
   // A 5xx is no refusal: the daemon failed the request (its state store did not answer, say).
-  return `the running daemon ${status >= 500 ? FAILED : "refused"} (HTTP ${status}): ${error}`;
+  return `the running daemon ${status >= 500 ? FAILED : "refused"} (HTTP ${status}): ${daemonError(text)}`;
+}
+
+/** The daemon's own words in an answer's body: its `error`, else the body's start. */
+function daemonError(text: string): string {
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error;
+    if (error !== undefined) return String(error);
+  } catch {}
+  return text.slice(0, 200);
 }
 
 const FAILED = "failed the request";

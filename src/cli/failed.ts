@@ -1,4 +1,5 @@
 import { ExitCode } from "../config/exit-codes.ts";
+import { isBothostError } from "../errors/bothost-error.ts";
 import type {
   DeadLetterOffice,
   DeadLetterOutcome,
@@ -67,7 +68,9 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
     desk = await openLetterDesk(values.config);
     return await perform(desk, action as Action, ids, values);
   } catch (err) {
-    return reportStartupError(err);
+    // `--bot` naming no bot of the daemon's: said as without a daemon (`UNKNOWN_BOT`, exit 2).
+    const unknownBot = isBothostError(err) && isBothostError(err.cause) && err.cause.code === "UNKNOWN_BOT";
+    return reportStartupError(unknownBot ? (err as Error).cause : err);
   } finally {
     await desk?.close().catch(() => {});
   }

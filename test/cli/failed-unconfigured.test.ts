@@ -6,8 +6,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { runFailedCommand } from "../../src/cli/failed.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { deadLetterOfficeFor } from "../../src/daemon/dead-letter-office-for.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -134,22 +135,28 @@ describe("with the daemon running", TIMEOUT, () => {
   });
   afterAll(() => sandbox.stop());
 
-  it("its admin routes list them marked, drop them, and refuse to retry them", async () => {
-    const state = join(dir, "running");
-    await seed(state);
+  /** A daemon running `mod` on the state in `state`, and the CLI's config `<name>.yaml` for it. */
+  async function startDaemon(state: string, name: string) {
     const port = await freePort();
     const running = await startInProcessDaemon(
       sandbox,
       { mod: { email: "mod-bot@sandbox.example", definition: defineBot({ setup: () => {} }) } },
       { stateDir: state, global: `http:\n  listen: 127.0.0.1:${port}` },
     );
+    const file = join(dir, `${name}.yaml`);
+    await writeFile(
+      file,
+      `server:\n  url: ${sandbox.url}\nstate:\n  path: ${state}\nhttp:\n  listen: 127.0.0.1:${port}\nbots:\n` +
+        bot("mod", "mod-bot@sandbox.example"),
+    );
+    return { running, file };
+  }
+
+  it("its admin routes list them marked, drop them, and refuse to retry them", async () => {
+    const state = join(dir, "running");
+    await seed(state);
+    const { running, file } = await startDaemon(state, "running");
     try {
-      const file = join(dir, "running.yaml");
-      await writeFile(
-        file,
-        `server:\n  url: ${sandbox.url}\nstate:\n  path: ${state}\nhttp:\n  listen: 127.0.0.1:${port}\nbots:\n` +
-          bot("mod", "mod-bot@sandbox.example"),
-      );
       const json = await runCli(["failed", "list", "--json", "--bot", "old", "-c", file]);
       expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: "" });
       expect(
@@ -172,6 +179,25 @@ describe("with the daemon running", TIMEOUT, () => {
       const drop = await runCli(["failed", "drop", "old/1", "old/2", "-c", file]);
       expect(drop).toMatchObject({ code: 0, stdout: "Dropped 2: old/1, old/2\n" });
       expect((await running.daemon.letters.list()).map((l) => l.id)).toEqual(["mod/1"]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("--bot naming a bot no letter or config has is UNKNOWN_BOT, exit 2, as with the daemon stopped", async () => {
+    const { running, file } = await startDaemon(join(dir, "running-unknown"), "running-unknown");
+    try {
+      for (const argv of [["list"], ["retry", "--all"], ["drop", "--all"]]) {
+        // In this process: what the command writes on stderr, and its exit code.
+        const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+        const code = await runFailedCommand([...argv, "--bot", "nope", "-c", file]);
+        const printed = stderr.mock.calls.join("");
+        stderr.mockRestore();
+        expect([code, printed]).toEqual([
+          2,
+          'bothost: no bot named "nope" in the config (bots: mod) [UNKNOWN_BOT]\n',
+        ]);
+      }
     } finally {
       await running.stop();
     }
