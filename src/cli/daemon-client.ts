@@ -61,7 +61,6 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
     });
   }
   let chosen: Channel | undefined;
-  const tried: string[] = [];
 
   async function send(
     channel: Channel,
@@ -103,6 +102,8 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
   async function first(method: string, path: string, body: unknown, waitMs?: number) {
     if (chosen)
       return { channel: chosen, res: await send(chosen, method, path, body, waitMs).catch(lost(chosen)) };
+    // What this attempt met on each channel: a later call (after reachable()) says each once.
+    const tried: string[] = [];
     for (const channel of channels) {
       try {
         const res = await send(channel, method, path, body, waitMs);
