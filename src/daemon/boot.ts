@@ -8,6 +8,7 @@ import { botFingerprints, type LoadedBot, loadBots, loadConfigForBots } from "..
 import { namedIn } from "../bot/named-settings.ts";
 import { openState } from "../cluster/open-state.ts";
 import { adminSocketPath } from "../config/admin-socket-path.ts";
+import { ConfigError, isConfigError } from "../config/config-error.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
@@ -121,7 +122,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
  * keeps running the old config), then apply only what changed.
  */
 async function reloadFromFile(daemon: Daemon, configPath: string, sandbox?: Sandbox): Promise<ReloadReport> {
-  const { config, source } = await loadConfigForBots(configPath, { fresh: true });
+  const { config, source } = await loadConfigForBots(configPath, { fresh: true }).catch(startedWith);
   const prints = await botFingerprints(config, source);
   const next = new Map<string, BotIdentity>(
     Object.entries(config.bots).map(([name, bot]) => [
@@ -184,4 +185,20 @@ function daemonBot(b: LoadedBot): DaemonBot {
     settings: b.settings,
     fingerprint: b.fingerprint,
   };
+}
+
+/**
+ * A config file gone since the start: the daemon reloads only the file it was started with, so
+ * the start's advice (name another file with --config) is replaced by what a reload can use.
+ */
+function startedWith(err: unknown): never {
+  if (!isConfigError(err) || err.code !== "CONFIG_NOT_FOUND") throw err;
+  const message =
+    "cannot be read: there is no such file; a reload reads the file the daemon was started with: " +
+    "put it back there (another file takes a restart with --config FILE)";
+  throw new ConfigError(
+    "CONFIG_NOT_FOUND",
+    err.problems.map((p) => ({ ...p, message })),
+    { cause: err },
+  );
 }

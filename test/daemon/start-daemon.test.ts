@@ -3,7 +3,7 @@
  * HTTP against the sandbox, status, and a clean stop.
  */
 import { existsSync } from "node:fs";
-import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -107,6 +107,31 @@ it("an http or state edit undone before a restart leaves nothing waiting for one
     expect(await daemon.reload()).toMatchObject({ keep: ["replier"], needRestart: [] });
     // The listener the daemon started with still answers.
     expect((await fetch(`${daemon.url}/healthz`)).status).toBe(200);
+  } finally {
+    await daemon.stop();
+  }
+});
+
+// The daemon reloads the file it was started with: a reload with that file gone says to put it
+// back, not to name another file with --config as a start would.
+it("a reload with the config file gone is refused, saying to put the file back", async () => {
+  const file = path.join(dir, "gone.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ./gone-state\n` +
+      `bots:\n  replier:\n    module: ${REPLIER}\n    email: ${BOT}\n    api_key: ${sandbox.control.apiKeyOf(BOT)}\n`,
+  );
+  const daemon = await startDaemon({ config: file, logLevel: "silent" });
+  try {
+    await rename(file, `${file}.away`);
+    const refused = await daemon.reload().catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(
+        /^cannot be read: there is no such file; a reload reads the file the daemon was started with: put it back there/,
+      ),
+    ]);
+    expect((refused as Error).message).not.toContain("name another file");
   } finally {
     await daemon.stop();
   }
