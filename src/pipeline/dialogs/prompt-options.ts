@@ -270,29 +270,33 @@ export function cancels(step: DialogStep, userId: number, answer: DialogAnswer, 
   return step.cancel === undefined || (answer.by?.id ?? userId) === userId;
 }
 
-const OPTION_KEYS = [
-  "id",
-  "timeout",
-  "schema",
-  "tries",
-  "cancel",
-  "back",
-  "commands",
-  "texts",
-  "from",
-  "where",
-  "except",
-  "choices",
-] as const satisfies readonly (keyof PromptOptions<unknown>)[];
-const TEXT_KEYS = ["refused", "gaveUp", "changed", "lost"] as const satisfies readonly (keyof PromptTexts)[];
+/** Every option and text, listed as records so that one added to the types must be added here. */
+const OPTION_KEYS = Object.keys({
+  id: 1,
+  timeout: 1,
+  schema: 1,
+  tries: 1,
+  cancel: 1,
+  back: 1,
+  commands: 1,
+  texts: 1,
+  from: 1,
+  where: 1,
+  except: 1,
+  choices: 1,
+} satisfies Record<keyof PromptOptions<unknown>, 1>);
+const TEXT_KEYS = Object.keys({ refused: 1, gaveUp: 1, changed: 1, lost: 1 } satisfies Record<
+  keyof PromptTexts,
+  1
+>);
 
 /**
- * Checks that `options` is an object of known options (and `texts` of known texts), its `id` and
- * texts texts: a misspelt one (`timout`) would otherwise be dropped, the question asked with the
- * default.
+ * Checks that `options` is an object of known options, `texts` one of known texts, and `id` and
+ * each text are texts: a misspelt option (`timout`) would otherwise be dropped, the question asked
+ * with the default.
  */
 export function checkOptionKeys(options: unknown): void {
-  const unknownIn = (value: unknown, keys: readonly string[], what: string): void => {
+  const unknownIn = (value: unknown, keys: readonly string[], what: string, noun: string): void => {
     if (typeof value !== "object" || value === null || Array.isArray(value))
       throw new BothostError(
         "PROMPT_OPTIONS",
@@ -303,11 +307,11 @@ export function checkOptionKeys(options: unknown): void {
       const hint = suggest(key, keys);
       throw new BothostError(
         "PROMPT_OPTIONS",
-        `ctx.prompt(): unknown ${what === "the options" ? "option" : "text"} "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid: ${keys.join(", ")}.`,
+        `ctx.prompt(): unknown ${noun} "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid: ${keys.join(", ")}.`,
       );
     }
   };
-  unknownIn(options, OPTION_KEYS, "the options");
+  unknownIn(options, OPTION_KEYS, "the options", "option");
   const { id, texts } = options as PromptOptions<unknown>;
   if (id !== undefined && !isText(id))
     throw new BothostError(
@@ -315,7 +319,7 @@ export function checkOptionKeys(options: unknown): void {
       `ctx.prompt(): \`id\` must be a text, got ${JSON.stringify(id)}.`,
     );
   if (texts === undefined) return;
-  unknownIn(texts, TEXT_KEYS, "`texts`");
+  unknownIn(texts, TEXT_KEYS, "`texts`", "text");
   for (const [key, text] of Object.entries(texts)) {
     if (text !== undefined && !isText(text))
       throw new BothostError(
