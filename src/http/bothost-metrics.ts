@@ -208,7 +208,11 @@ export class BothostMetrics {
       registers: [this.registry],
       collect() {
         failures.reset();
-        for (const b of source()) for (const [code, n] of b.failures) failures.inc({ bot: b.bot, code }, n);
+        for (const b of source()) {
+          // At 0 before the first failure, so that an alert on its increase() sees that one.
+          for (const code of STORE_FAILURE_CODES) failures.inc({ bot: b.bot, code }, 0);
+          for (const [code, n] of b.failures) failures.inc({ bot: b.bot, code }, n);
+        }
       },
     });
     const waits: Counter<"bot"> = new this.#prom.Counter({
@@ -327,6 +331,9 @@ export class BothostMetrics {
     };
   }
 }
+
+/** The codes of a state store's outage: Redis's, the embedded store's disk. */
+const STORE_FAILURE_CODES = ["STATE_UNAVAILABLE", "STATE_IO"] as const;
 
 /** `make` memoised per key: the label children of a metric, made on first use. */
 function bound<T>(make: (key: string) => T): (key: string) => T {

@@ -203,6 +203,17 @@ describe("/metrics", () => {
     expect(now.get("bothost_cron_jobs_total")!.samples.map((s) => s.labels.outcome)).toContain("run");
   });
 
+  it("has each bot's store write failures at 0 before the first, for both codes", async () => {
+    const family = (await scrape()).get("bothost_state_store_write_failures_total")!;
+    for (const code of ["STATE_UNAVAILABLE", "STATE_IO"]) {
+      expect(family.samples).toContainEqual({
+        name: "bothost_state_store_write_failures_total",
+        labels: { bot: "echo", code },
+        value: 0,
+      });
+    }
+  });
+
   it("counts webhook requests by route and status", async () => {
     const labels = { route: "/webhooks/(unknown)", status: "404" };
     const before = sampleValue(await scrape(), "bothost_webhook_requests_total", labels);
