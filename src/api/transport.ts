@@ -269,7 +269,8 @@ export function createTransport(config: TransportConfig): RequestFn {
       const wait = attempt === 1 && options.slot?.use() ? undefined : bucket.take(signal);
       if (wait) await budgetWait(wait, signal);
       const started = clock.now();
-      if (started > waitStart) {
+      // Only a call the budget held waited: the clock may cross a millisecond during a take that holds nothing.
+      if (wait) {
         const ms = started - waitStart;
         config.onRateLimitWait?.({ endpoint, ms });
         if (ms >= SLOW_BUDGET_WAIT_MS && started - waitLoggedAt >= 60_000) {
