@@ -85,7 +85,8 @@ export class BothostMetrics {
         "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
     }),
     ...this.#counters(["bot", "reason"], {
-      bothost_queue_registrations_total: "Event queues registered, by reason (start, expired, …).",
+      bothost_queue_registrations_total:
+        "Event queues registered, by reason: start, queue_expired, ack_rejected, watchdog or event_types.",
     }),
     ...this.#counters(["bot"], {
       bothost_replayed_messages_total:

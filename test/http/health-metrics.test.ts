@@ -214,6 +214,12 @@ describe("/metrics", () => {
     }
   });
 
+  it("names in its help each reason a queue registration is counted under", async () => {
+    const { help } = (await scrape()).get("bothost_queue_registrations_total")!;
+    for (const reason of ["start", "queue_expired", "ack_rejected", "watchdog", "event_types"])
+      expect(help).toContain(reason);
+  });
+
   it("counts webhook requests by route and status", async () => {
     const labels = { route: "/webhooks/(unknown)", status: "404" };
     const before = sampleValue(await scrape(), "bothost_webhook_requests_total", labels);
