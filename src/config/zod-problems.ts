@@ -56,7 +56,8 @@ export function issuesToProblems(
         problems.push(source.problem([...at, key], unknownKey(key, known), "key"));
     } else if (issue.code === "invalid_key") {
       problems.push(source.problem(at, badRecordKey(at), "key"));
-    } else if (issue.code === "invalid_type" && value === undefined) {
+    } else if (value === undefined && ABSENT_CODES.has(issue.code)) {
+      // Absent, whatever the schema wanted there: a type, one of a union's forms, an enum's value.
       const key = String(at.at(-1));
       const parent = valueAt(root, path.slice(0, -1));
       if (parent !== null && typeof parent === "object" && hasTypoOf(parent, key)) continue;
@@ -90,6 +91,9 @@ function withinUnion(issue: Issue): Issue[] {
   if (fitting.length !== 1) return [issue];
   return fitting[0]!.flatMap((e) => withinUnion({ ...e, path: [...issue.path, ...e.path] } as Issue));
 }
+
+/** Issues that, at a value that is absent, mean only that it is missing. */
+const ABSENT_CODES = new Set<string>(["invalid_type", "invalid_union", "invalid_value"]);
 
 function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
   if (issue.code === "invalid_union" && issue.message === "Invalid input" && issue.errors.length > 0) {

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { loadBots } from "../../src/bot/load-bots.ts";
 import { loadBotModule } from "../../src/bot/load-module.ts";
 import { isModuleError } from "../../src/bot/module-error.ts";
+import { channelSetting, groupSetting } from "../../src/bot/named-settings.ts";
 import { validateBotSettings } from "../../src/bot/validate-settings.ts";
 import { isConfigError } from "../../src/config/config-error.ts";
 import { loadConfigWithSource } from "../../src/config/load-config.ts";
@@ -65,6 +66,28 @@ describe("validateBotSettings", () => {
     expect(err.format()).toMatchInlineSnapshot(
       `"test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.threshold: is missing: add it"`,
     );
+  });
+
+  it("says missing of an absent channel, group, union or enum setting, not which kinds it takes", async () => {
+    const { source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const definition = {
+      settings: z.object({
+        channel: channelSetting(),
+        group: groupSetting(),
+        limit: z.union([z.number(), z.literal("none")]),
+        mode: z.enum(["strict", "lenient"]),
+      }),
+      setup() {},
+    };
+    const err = await configError(() =>
+      validateBotSettings("missing-threshold", definition, undefined, source),
+    );
+    expect(err.format()).toMatchInlineSnapshot(`
+      "test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.channel: is missing: add it
+      test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.group: is missing: add it
+      test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.limit: is missing: add it
+      test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.mode: is missing: add it"
+    `);
   });
 
   it("refuses settings for a module without a schema", async () => {
