@@ -65,3 +65,27 @@ it("every type, class or object the guides name is exported by the package", asy
   }
   expect(missing).toEqual([]);
 }, 60_000);
+
+/** `defineBot(…)`, `channelSetting()`: a call of a bare function, in backticks in prose. */
+function calledFunctions(text: string): { name: string; line: number }[] {
+  const found: { name: string; line: number }[] = [];
+  let inCode = false;
+  for (const [i, line] of text.split("\n").entries()) {
+    if (/^\s*```/.test(line)) inCode = !inCode;
+    else if (!inCode)
+      for (const m of line.matchAll(/`([a-z][A-Za-z0-9]*)\(/g))
+        if (m[1] !== "import") found.push({ name: m[1]!, line: i + 1 });
+  }
+  return found;
+}
+
+it("every function the config and types references call by name is exported by the package", async () => {
+  const exported = exportedNames();
+  const missing: string[] = [];
+  for (const file of ["docs/reference/config.md", "docs/reference/types.md"]) {
+    const text = await readFile(path.join(repoRoot, file), "utf8");
+    for (const { name, line } of calledFunctions(text))
+      if (!exported.has(name)) missing.push(`${file}:${line}: ${name}`);
+  }
+  expect(missing).toEqual([]);
+}, 60_000);
