@@ -88,8 +88,23 @@ function withinUnion(issue: Issue): Issue[] {
   const wrongKind = (errs: readonly Issue[]) =>
     errs.every((e) => e.code === "invalid_type" && e.path.length === 0);
   const fitting = issue.errors.filter((errs) => !wrongKind(errs));
-  if (fitting.length !== 1) return [issue];
+  // Values a form of literals lists are not all the union takes: messageFor names every form.
+  if (fitting.length !== 1 || (fitting.length < issue.errors.length && literalsOf(fitting[0]!)))
+    return [issue];
   return fitting[0]!.flatMap((e) => withinUnion({ ...e, path: [...issue.path, ...e.path] } as Issue));
+}
+
+/** The values a union's form takes when it is literals only (`z.literal`, `z.enum`), else undefined. */
+function literalsOf(errs: readonly Issue[]): unknown[] | undefined {
+  const only = errs.length > 0 && errs.every((e) => e.code === "invalid_value" && e.path.length === 0);
+  return only ? errs.flatMap((e) => (e.code === "invalid_value" ? e.values : [])) : undefined;
+}
+
+/** A short text as written (`"lots"`), unless at a secret; else its kind (`text`). */
+function shownValue(value: unknown, at: ConfigPath): string {
+  return typeof value === "string" && !isSecretPath(at) && value.length <= 40
+    ? `"${value}"`
+    : describe(value);
 }
 
 /** Issues that, at a value that is absent, mean only that it is missing. */
@@ -97,13 +112,17 @@ const ABSENT_CODES = new Set<string>(["invalid_type", "invalid_union", "invalid_
 
 function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
   if (issue.code === "invalid_union" && issue.message === "Invalid input" && issue.errors.length > 0) {
-    const kinds = issue.errors.map((errs) => {
+    const literals = issue.errors.flatMap((errs) => literalsOf(errs) ?? []).map(String);
+    const kinds = issue.errors.flatMap((errs) => {
       const first = errs[0];
+      if (literalsOf(errs)) return [];
       return first?.code === "invalid_type"
-        ? (TYPE_NAMES[first.expected] ?? first.expected)
-        : "another value";
+        ? [TYPE_NAMES[first.expected] ?? first.expected]
+        : ["another value"];
     });
-    return `must be ${kinds.join(" or ")}, not ${describe(value)}`;
+    if (literals.length > 0) kinds.push(`one of ${literals.join(", ")}`);
+    const close = typeof value === "string" ? suggest(value, literals) : undefined;
+    return `must be ${kinds.join(" or ")}, not ${shownValue(value, at)}${close !== undefined ? `: did you mean "${close}"?` : ""}`;
   }
   if (issue.code === "invalid_type") {
     const expected = TYPE_NAMES[issue.expected] ?? issue.expected;

@@ -90,6 +90,20 @@ describe("validateBotSettings", () => {
     `);
   });
 
+  it("names every form of a union of a type and literals a wrong value misses", async () => {
+    const { source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const limit = z.union([z.number(), z.literal("none")]);
+    const definition = { settings: z.object({ a: limit, b: limit, c: limit }), setup() {} };
+    const err = await configError(() =>
+      validateBotSettings("missing-threshold", definition, { a: "lots", b: true, c: "non" }, source),
+    );
+    expect(err.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'bots.missing-threshold.settings.a: must be a number or one of none, not "lots"',
+      "bots.missing-threshold.settings.b: must be a number or one of none, not true",
+      'bots.missing-threshold.settings.c: must be a number or one of none, not "non": did you mean "none"?',
+    ]);
+  });
+
   it("refuses settings for a module without a schema", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
     const { definition } = await loadBotModule("./esm.mjs", { configDir });
