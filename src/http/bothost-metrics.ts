@@ -109,7 +109,7 @@ export class BothostMetrics {
   readonly webhookRequests = this.#c.bothost_webhook_requests_total;
   readonly #handlerDuration = new this.#prom.Histogram<"bot" | "type">({
     name: "bothost_handler_duration_seconds",
-    help: "Time from the start of an event's handlers to their end.",
+    help: "Time from the start of a run of an event's handlers to its end, each attempt counted.",
     labelNames: ["bot", "type"],
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
