@@ -29,6 +29,9 @@ test("a non-basic auth type is 400", async ({ sb }) => {
 });
 
 test.for([
+  ["an empty header", "", "Invalid authorization header for basic auth"],
+  ["a type alone", "Bearer", "Invalid authorization header for basic auth"],
+  ["three words", "Digest a b", "Invalid authorization header for basic auth"],
   ["bad base64", "Basic %%%", "Invalid authorization header for basic auth"],
   [
     "no colon",

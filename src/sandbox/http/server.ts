@@ -228,12 +228,14 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
  */
 export function authenticate(data: SandboxData, header: string | undefined): UserRecord {
   if (header === undefined) throw unauthorized();
-  const space = header.indexOf(" ");
-  const type = space < 0 ? header : header.slice(0, space);
+  // As the server: the header must split into exactly a type and a credential (else 401) before
+  // the type is looked at (a type other than Basic is then 400).
+  const tokens = header.split(/\s+/).filter((t) => t !== "");
+  if (tokens.length !== 2) throw unauthorized("Invalid authorization header for basic auth");
+  const [type, encoded] = tokens as [string, string];
   if (type.toLowerCase() !== "basic") {
     throw new ApiError(400, "BAD_REQUEST", "This endpoint requires HTTP basic authentication.");
   }
-  const encoded = space < 0 ? "" : header.slice(space + 1).trim();
   const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(encoded)
     ? Buffer.from(encoded, "base64").toString("utf8")
     : "";
