@@ -69,6 +69,7 @@ test("an unsupported method is 405 with allowed_methods and no code", async ({ s
   const reply = await sb.as(BOT).send("PUT", "/register");
   expect(reply.status).toBe(405);
   expect(reply.body).toEqual({ result: "error", msg: "Method Not Allowed", allowed_methods: ["POST"] });
+  expect(reply.headers.allow).toBe("POST");
 });
 
 test("405 comes before authentication", async ({ sb }) => {

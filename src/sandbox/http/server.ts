@@ -159,7 +159,13 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       return;
     }
     const ep = match.route.methods[method as Method];
-    if (!ep) return reply(405, { result: "error", msg: "Method Not Allowed", allowed_methods: allowed });
+    if (!ep) {
+      return reply(
+        405,
+        { result: "error", msg: "Method Not Allowed", allowed_methods: allowed },
+        { Allow: allowed.join(", ") },
+      );
+    }
 
     let user: UserRecord | undefined;
     if (ep.auth) {
