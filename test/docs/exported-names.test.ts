@@ -2,7 +2,8 @@
  * The guides and the README name only what a user can import: every compound PascalCase name in
  * backticks in their prose (`PromptError`, `BotContext<S>`, `TestMessage[]`), and every one in a comment of a code
  * sample (`// SavedSnippet | undefined`), is exported by "bothost", "bothost/testing" or
- * "bothost/testing/vitest". Read with the TypeScript compiler, from the entry points' sources.
+ * "bothost/testing/vitest"; so is every function any doc says to call ("Call `fn()`"). Read with
+ * the TypeScript compiler, from the entry points' sources.
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -50,7 +51,7 @@ function mentions(file: string, text: string): { name: string; at: string }[] {
 }
 
 // A whole TypeScript program of the sources: seconds of CPU, many more on a loaded machine.
-it("every type, class or object the guides name is exported by the package", async () => {
+it("every type, class or object the guides name, and every function a doc says to call, is exported by the package", async () => {
   const exported = exportedNames();
   expect(exported.has("PromptError")).toBe(true);
   const guides = (await readdir(path.join(repoRoot, "docs/guide")))
@@ -61,6 +62,16 @@ it("every type, class or object the guides name is exported by the package", asy
     const text = await readFile(path.join(repoRoot, file), "utf8");
     for (const { name, at } of mentions(file, text)) {
       if (!exported.has(name)) missing.push(`${at}: ${name}`);
+    }
+  }
+  // "Call `fn()`" in any doc tells a user to call a function of the package: it must be exported.
+  const references = (await readdir(path.join(repoRoot, "docs/reference")))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/reference/${f}`);
+  for (const file of ["README.md", ...guides, ...references]) {
+    const text = await readFile(path.join(repoRoot, file), "utf8");
+    for (const m of text.matchAll(/\bcall `([a-z]\w*)\(\)`/gi)) {
+      if (!exported.has(m[1]!)) missing.push(`${file}: ${m[1]}()`);
     }
   }
   expect(missing).toEqual([]);
