@@ -40,6 +40,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const clock = new SandboxClock(options.clock ?? Date);
   const stored = options.dataFile ? loadData(options.dataFile) : undefined;
   const data = stored ?? buildState(loadOrg(options.org), clock.now());
+  // Written once now, so that a file that cannot be written is said at start, not as a 500 (and
+  // a crash) at the first change.
+  if (options.dataFile) {
+    try {
+      saveData(options.dataFile, data);
+    } catch (err) {
+      throw new SandboxDataError(options.dataFile, (err as Error).message, true);
+    }
+  }
   const core = new SandboxCore(data, clock, {
     heartbeatSeconds: options.heartbeatSeconds,
     longpollTimeoutSeconds: options.longpollTimeoutSeconds,
@@ -137,10 +146,12 @@ export class SandboxListenError extends BothostError<"SANDBOX_LISTEN_FAILED"> {
 }
 
 export class SandboxDataError extends BothostError<"SANDBOX_DATA_INVALID"> {
-  constructor(file: string, reason: string) {
+  constructor(file: string, reason: string, write = false) {
     super(
       "SANDBOX_DATA_INVALID",
-      `Cannot load sandbox data from ${file}: ${reason}. Delete the file to start fresh.`,
+      write
+        ? `Cannot write sandbox data to ${file}: ${reason}. Create its folder, make it writable, or pick another file.`
+        : `Cannot load sandbox data from ${file}: ${reason}. Delete the file to start fresh.`,
     );
     this.name = "SandboxDataError";
   }

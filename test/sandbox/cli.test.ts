@@ -149,6 +149,17 @@ describe("bothost sandbox", () => {
     expect(org.text()).toContain("Invalid sandbox org /no/such.yaml");
   });
 
+  it("a --data file that cannot be written is said at start, exit 2, not as a crash at the first change", async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "sandbox-data-")), "no-such-folder", "state.json");
+    const err = capture();
+    expect(await runSandboxCommand(["--port", "0", "--data", file], { stderr: err.stream })).toBe(2);
+    expect(err.text()).toMatch(
+      new RegExp(
+        `^bothost sandbox: Cannot write sandbox data to ${file}: ENOENT[^\n]*Create its folder[^\n]*\n$`,
+      ),
+    );
+  });
+
   it("a port in use is said in one line, exit 1, with no stack trace", async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
