@@ -145,23 +145,25 @@ export class RateLimitError extends ApiError {
 
   /**
    * `limits`: the per-minute and per-hour budget the client keeps to for this account (configured,
-   * or as the server reported it); `serverLimit`: the limit the 429's own headers report, if any.
+   * or as the server reported it), undefined when its rate limit is off (`rateLimit: false`);
+   * `serverLimit`: the limit the 429's own headers report, if any.
    */
   constructor(
     init: ApiErrorInit & {
       retryAfterMs: number;
-      limits: { perMinute: number; perHour: number };
+      limits: { perMinute: number; perHour: number } | undefined;
       serverLimit?: number | undefined;
     },
   ) {
-    const { perMinute, perHour } = init.limits;
     const reported =
       init.serverLimit === undefined ? "" : `; the server reports a limit of ${init.serverLimit}`;
+    const kept = init.limits
+      ? `this client keeps to ${init.limits.perMinute} per minute and ${init.limits.perHour} per hour for this account`
+      : "this client's rate limit is off (rateLimit: false), so it holds no call back";
     super(
       init,
       `${init.endpoint}: rate limit hit (429 ${init.code}); the server asks to wait ` +
-        `${(init.retryAfterMs / 1000).toFixed(3)} s. Make fewer calls (this client keeps to ${perMinute} ` +
-        `per minute and ${perHour} per hour for this account${reported}) or retry after the wait.`,
+        `${(init.retryAfterMs / 1000).toFixed(3)} s. Make fewer calls (${kept}${reported}) or retry after the wait.`,
     );
     this.retryAfterMs = init.retryAfterMs;
   }

@@ -195,7 +195,8 @@ export function createTransport(config: TransportConfig): RequestFn {
     headers: Record<string, string | string[] | undefined>,
     text: string,
     /** The budget the call's bucket keeps to, quoted by a 429's error. */
-    limits: Readonly<BudgetLimits>,
+    /** undefined: the client's rate limit is off (`rateLimit: false`). */
+    limits: Readonly<BudgetLimits> | undefined,
   ): Record<string, unknown> {
     const contentType = String(headers["content-type"] ?? "");
     let body: unknown;
@@ -303,7 +304,13 @@ export function createTransport(config: TransportConfig): RequestFn {
         // A 429's own retry-after is exact; its headers' whole-second reset is not.
         if (options.auth !== false && status !== 429) bucket.observe(response.headers);
         else if (options.auth !== false) refusedHeaders = response.headers;
-        const data = interpret(endpoint, status, response.headers, response.text, bucket.limits);
+        const data = interpret(
+          endpoint,
+          status,
+          response.headers,
+          response.text,
+          bucket.enforced ? bucket.limits : undefined,
+        );
         // Every poll passes here: the line is built only when debug is on.
         if (logger.isLevelEnabled?.("debug") !== false)
           logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);

@@ -67,7 +67,7 @@ describe("429: wait the server's retry-after, then retry", () => {
     expect(limited.retryAfterMs).toBe(500);
     expect(limited.data).toEqual({ "retry-after": 0.5 });
     expect(limited.message).toMatchInlineSnapshot(
-      `"GET /users/me: rate limit hit (429 RATE_LIMIT_HIT); the server asks to wait 0.500 s. Make fewer calls (this client keeps to 200 per minute and 2000 per hour for this account) or retry after the wait."`,
+      `"GET /users/me: rate limit hit (429 RATE_LIMIT_HIT); the server asks to wait 0.500 s. Make fewer calls (this client's rate limit is off (rateLimit: false), so it holds no call back) or retry after the wait."`,
     );
     expect(server.requests).toHaveLength(3);
     expect(clock.sleeps).toEqual([500, 500]);
@@ -90,6 +90,13 @@ describe("429: wait the server's retry-after, then retry", () => {
         "the server reports a limit of 600) or retry after the wait.",
     );
     expect((err as RateLimitError).message).not.toContain("200 per minute");
+    const off = await makeClient({ retry: false, rateLimit: false })
+      .users.me()
+      .catch((e: unknown) => e);
+    expect((off as RateLimitError).message).toContain(
+      "Make fewer calls (this client's rate limit is off (rateLimit: false), so it holds no call back; " +
+        "the server reports a limit of 600) or retry after the wait.",
+    );
   });
 
   test("a wait longer than maxRateLimitWaitMs is raised at once", async ({ server, clock, makeClient }) => {
