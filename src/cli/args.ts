@@ -52,14 +52,28 @@ export function commandArgs<const O extends Options>(
   let parsed: Parsed<O>;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: negativeValuesJoined(argv, options),
       options: { ...options, help: { type: "boolean", short: "h" } },
       allowPositionals,
       strict: true,
     }) as Parsed<O>;
   } catch (err) {
     // One line, its own final period dropped: usageError adds ". Run …".
-    const reason = (err as Error).message
+    const message = (err as Error).message;
+    // "--limit --json": the value parseArgs will not take is another option (or a lone dash).
+    const given = /^Option '(-[^' ]+)' argument is ambiguous/.exec(message)?.[1];
+    if (given !== undefined) {
+      const long = given.startsWith("--")
+        ? given.slice(2)
+        : Object.keys(options).find((k) => options[k]!.short === given[1]);
+      const ambiguous = `--${long ?? given.replace(/^-+/, "")}`;
+      return usageError(
+        command,
+        `${ambiguous} needs a value; a value beginning with "-" is given as ${ambiguous}=VALUE`,
+        io.stderr,
+      );
+    }
+    const reason = message
       .replace(/\. To specify a positional argument[\s\S]*$/, "")
       .replace(/\s*\n\s*/g, " ")
       .replace(/\.+$/, "");
@@ -71,6 +85,38 @@ export function commandArgs<const O extends Options>(
   if (!(parsed.values as { help?: boolean }).help) return parsed;
   (io.stdout ?? process.stdout).write(help);
   return ExitCode.Ok;
+}
+
+/**
+ * `--limit -3` as `--limit=-3`: parseArgs refuses a value beginning with a dash as ambiguous, so a
+ * negative number given to an option that takes a value reaches the command's own check, which
+ * names the option and what it allows.
+ */
+function negativeValuesJoined(argv: string[], options: Options): string[] {
+  const takesValue = (arg: string): string | undefined => {
+    const long = /^--([^=]+)$/.exec(arg)?.[1];
+    const name =
+      long ??
+      (/^-[^-]$/.test(arg) ? Object.keys(options).find((k) => options[k]!.short === arg[1]) : undefined);
+    return name !== undefined && options[name]?.type === "string" ? name : undefined;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = takesValue(arg);
+    const next = argv[i + 1];
+    if (name !== undefined && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /**

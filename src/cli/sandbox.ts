@@ -66,7 +66,7 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
   const { values } = args;
   const port = values.port === undefined ? 9991 : Number(values.port);
   const heartbeat = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  if (!/^\d+$/.test(values.port ?? "0") || port > 65535) {
     err.write(`bothost sandbox: --port must be a whole number from 0 to 65535, got "${values.port}".\n`);
     return ExitCode.ConfigInvalid;
   }
