@@ -59,6 +59,8 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     return usage("end takes a bot and a dialog id, like: end survey 1234");
   if (action === "end" && values.bot !== undefined)
     return usage("end names its bot: end BOT ID, without --bot");
+  if (values.note?.trim() === "")
+    return usage("--note is empty: give the text the person is told, or leave --note out for the default");
   let daemon: DaemonClient | undefined;
   try {
     const { daemonClient, readAdminView, resolveConfigPath } = await import("./admin-deps.ts");

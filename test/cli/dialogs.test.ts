@@ -176,8 +176,8 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
     [["end", "survey"], 2, /^bothost dialogs: end takes a bot and a dialog id, like: end survey 1234\. Run/],
     [
       ["end", "survey", dialogId, "--note", ""],
-      1,
-      /^bothost dialogs: the note must be a text of 1 to 10000 characters\n$/,
+      2,
+      /^bothost dialogs: --note is empty: give the text the person is told, or leave --note out for the default\. Run/,
     ],
     [
       ["close"],
