@@ -32,7 +32,7 @@
  * A JSON body must be an object: `null`, an array, a string or a number is refused (422, "the body
  * must be a JSON object, not …") and nothing is posted.
  */
-import { channelSetting, defineBot, parseTemplate, renderTemplate } from "bothost";
+import { BothostError, channelSetting, defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
 
 const ROOTS = ["body", "headers", "query"];
@@ -106,7 +106,10 @@ function keyAt(request: Record<string, unknown>, path: string): string | undefin
       : typeof value === "object"
         ? "an object"
         : `a ${typeof value}`;
-  throw new Error(`settings.idempotencyKey: ${path} is ${what}, not a string or an integer`);
+  throw new BothostError(
+    "WEBHOOK_KEY_UNREADABLE",
+    `settings.idempotencyKey: ${path} is ${what}, not a string or an integer`,
+  );
 }
 
 const secret = z.string().min(8, { error: "is too short: use a secret of at least 8 characters" });

@@ -145,8 +145,11 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   }
   const read = readKey(options, source);
   if (typeof read === "object") {
+    // A refusal bothost words itself (the relay bot's idempotencyKey setting naming the wrong
+    // field) is the operator's to fix: its message alone, one line; a bug keeps its stack.
+    const said = worded(read.err) ? { reason: read.err.message, code: read.err.code } : undefined;
     log.warn(
-      { err: read.err, reason: read.reason },
+      said ?? { err: read.err, reason: read.reason },
       "webhook request refused: its idempotency key could not be read",
     );
     return fail(
@@ -231,6 +234,18 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
  * the webhook's `idempotencyKey` returns (`undefined`: the request has none); else why none could
  * be read.
  */
+/**
+ * A BothostError, by its name: a bot's module may load its own copy of bothost (the package's
+ * build), whose class is not this one.
+ */
+function worded(err: unknown): err is Error & { code: string } {
+  return (
+    err instanceof Error &&
+    err.name === "BothostError" &&
+    typeof (err as { code?: unknown }).code === "string"
+  );
+}
+
 function readKey(options: WebhookOptions, source: WebhookKeySource) {
   if (options.idempotencyKey === undefined) {
     const value = options.idempotencyHeader

@@ -55,16 +55,29 @@ export function verifyRequest(
     case "github": {
       const name = verifyDefaults.githubHeader;
       const given = header(headers, name);
-      const match = given ? /^sha256=([0-9a-fA-F]{64})$/.exec(given.trim()) : null;
-      if (!match) return { ok: false, reason: `missing or malformed ${name} header (want sha256=<hex>)` };
+      if (given === undefined) return { ok: false, reason: `missing ${name} header` };
+      const digest = /^sha256=(.*)$/s.exec(given.trim())?.[1];
+      const problem = githubDigestProblem(digest);
+      if (problem) return { ok: false, reason: `${name} ${problem} (want sha256=<64 hex digits>)` };
       const expected = hmacHex(verify.secret, rawBody);
-      return safeEqual(match[1]!.toLowerCase(), expected)
+      return safeEqual(digest!.toLowerCase(), expected)
         ? { ok: true }
         : { ok: false, reason: `${name} does not match the body` };
     }
     case "hmac":
       return verifyTimestamped(verify, headers, rawBody, nowSeconds);
   }
+}
+
+/**
+ * What is wrong with the digest of a `sha256=<hex>` header, in the sender's own terms (its length
+ * or its characters, never the value): the length of a SHA-256 digest is no secret.
+ */
+function githubDigestProblem(digest: string | undefined): string | undefined {
+  if (digest === undefined) return "does not begin with sha256=";
+  if (!/^[0-9a-fA-F]*$/.test(digest)) return "is not hexadecimal after sha256=";
+  if (digest.length !== 64) return `has ${digest.length} hex digits after sha256=, not 64`;
+  return undefined;
 }
 
 /**

@@ -176,7 +176,7 @@ describe("GitHub-style signatures and idempotency keys", () => {
     });
     expect(await post("/webhooks/hooks/gh", body, { "x-github-delivery": "d-3" })).toEqual({
       status: 401,
-      body: { error: "unauthorized: missing or malformed x-hub-signature-256 header (want sha256=<hex>)" },
+      body: { error: "unauthorized: missing x-hub-signature-256 header" },
     });
     const tampered = JSON.stringify({ action: "closed", number: 7 });
     expect((await post("/webhooks/hooks/gh", tampered, good)).status).toBe(401);

@@ -21,7 +21,24 @@ describe("verifyRequest", () => {
         body,
         0,
       ),
-    ).toEqual({ ok: false, reason: "missing or malformed x-hub-signature-256 header (want sha256=<hex>)" });
+    ).toEqual({
+      ok: false,
+      reason: "x-hub-signature-256 does not begin with sha256= (want sha256=<64 hex digits>)",
+    });
+    const github = (value: string) =>
+      verifyRequest({ type: "github", secret: "s" }, { "x-hub-signature-256": value }, body, 0);
+    expect(github("sha256=00")).toEqual({
+      ok: false,
+      reason: "x-hub-signature-256 has 2 hex digits after sha256=, not 64 (want sha256=<64 hex digits>)",
+    });
+    expect(github(`sha256=${"z".repeat(64)}`)).toEqual({
+      ok: false,
+      reason: "x-hub-signature-256 is not hexadecimal after sha256= (want sha256=<64 hex digits>)",
+    });
+    expect(verifyRequest({ type: "github", secret: "s" }, {}, body, 0)).toEqual({
+      ok: false,
+      reason: "missing x-hub-signature-256 header",
+    });
   });
 
   it("hmac: the window is checked on both sides; a valid signature yields a replay key", () => {
