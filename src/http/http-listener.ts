@@ -207,6 +207,11 @@ export class HttpListener {
       if (route !== undefined && [...this.#outgoing.values()].some((b) => b.path === route)) return;
       return reply.code(503).header("connection", "close").send({ error: "the listener is closing" });
     });
+    // Any other 503 of the closing listener (a webhook cut off by the stop's deadline) closes its
+    // connection too: a client must not send its retry on a connection of a server going away.
+    app.addHook("onSend", async (_request, reply) => {
+      if (this.#closing.signal.aborted && reply.statusCode === 503) reply.header("connection", "close");
+    });
     app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) =>
       done(null, parseForm(String(body))),
     );

@@ -78,6 +78,7 @@ function post(running: RunningDaemon, hook: string, id: string) {
   }).then(async (res) => ({
     status: res.statusCode,
     retryAfter: res.headers["retry-after"],
+    connection: res.headers.connection,
     body: await res.body.json(),
   }));
   return { begun, answer };
@@ -117,6 +118,7 @@ it("one still running at the stop's deadline is answered 503 and runs again when
   expect(await answer).toEqual({
     status: 503,
     retryAfter: "30",
+    connection: "close",
     body: { error: "the daemon stopped before the webhook handler finished; try again" },
   });
   await stopped;
