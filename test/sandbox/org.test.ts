@@ -94,8 +94,8 @@ describe("org files", () => {
     const err = await orgError(file);
     expect(err.code).toBe("SANDBOX_ORG_INVALID");
     expect(err.issues).toEqual([
-      `${file}:4:5: users[0].role: Invalid option: expected one of "owner"|"admin"|"moderator"|"member"|"guest"`,
-      `${file}:5:5: users[1].email: required field is missing (Invalid input: expected string)`,
+      `${file}:4:5 users[0].role: must be one of owner, admin, moderator, member, guest, not "wizard"`,
+      `${file}:5:5 users[1].email: is missing: add it`,
     ]);
   });
 
@@ -121,14 +121,14 @@ describe("org files", () => {
     );
     const err = await orgError(file);
     expect(err.issues).toEqual([
-      `${file}:6:5: users[0].colour: unknown field; remove it or check its spelling`,
-      `${file}:7:5: users[0].rol: unknown field; did you mean "role"?`,
+      `${file}:6:5 users[0].colour: unknown field; remove it or check its spelling`,
+      `${file}:7:5 users[0].rol: unknown field; did you mean "role"?`,
     ]);
     // At the top level too, and in a mapping: the keys the org allows there.
     const top = await orgError(yamlFile("realm:\n  nmae: Acme\nchanels:\n  - name: general\n"));
     expect(top.issues).toEqual([
-      `${top.issues[0]!.split(":")[0]}:2:3: realm.nmae: unknown field; did you mean "name"?`,
-      `${top.issues[0]!.split(":")[0]}:3:1: chanels: unknown field; did you mean "channels"?`,
+      `${top.issues[0]!.split(":")[0]}:2:3 realm.nmae: unknown field; did you mean "name"?`,
+      `${top.issues[0]!.split(":")[0]}:3:1 chanels: unknown field; did you mean "channels"?`,
     ]);
     const refs = await orgError(
       yamlFile(
@@ -149,7 +149,7 @@ describe("org files", () => {
         ].join("\n"),
       ),
     );
-    expect(refs.issues.map((i) => i.replace(/^.*?: /, ""))).toEqual([
+    expect(refs.issues.map((i) => i.replace(/^\S+ /, ""))).toEqual([
       'bots[0].owner: no user with email "ghost@x.example" is declared under users',
       'channels[0].subscribers[1]: no user or bot with email "nobody@x.example"',
       'realm.moderation_request_channel: no channel named "mods" under channels',
@@ -159,7 +159,7 @@ describe("org files", () => {
   it("reports YAML syntax errors with line:column", async () => {
     const file = yamlFile("users:\n  - email: [unclosed\n");
     const err = await orgError(file);
-    expect(err.issues[0]).toMatch(new RegExp(`^${file}:\\d+:\\d+: `));
+    expect(err.issues[0]).toMatch(new RegExp(`^${file}:\\d+:\\d+ `));
   });
 
   it("validates object orgs too, and names a missing file", async () => {

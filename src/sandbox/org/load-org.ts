@@ -6,6 +6,8 @@
 import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
+import { ConfigSource } from "../../config/config-source.ts";
+import { issuesToProblems } from "../../config/zod-problems.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import { suggest } from "../../errors/did-you-mean.ts";
 import { keysAt } from "../../errors/schema-keys.ts";
@@ -59,13 +61,13 @@ export function parseOrgText(text: string, source: string): Org {
   const lineCounter = new LineCounter();
   const at = (offset: number) => {
     const pos = lineCounter.linePos(offset);
-    return `${source}:${pos.line}:${pos.col}: `;
+    return `${source}:${pos.line}:${pos.col}`;
   };
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {
     throw new SandboxOrgError(
       source,
-      doc.errors.map((e) => at(e.pos[0]) + e.message.split("\n")[0]),
+      doc.errors.map((e) => `${at(e.pos[0])} ${e.message.split("\n")[0]}`),
     );
   }
   const locate: Locate = (path) => {
@@ -84,7 +86,7 @@ export function parseOrgText(text: string, source: string): Org {
         if (start !== undefined) return at(start);
       }
     }
-    return `${source}: `;
+    return `${source}:`;
   };
   return validate(doc.toJS() ?? {}, source, locate);
 }
@@ -94,7 +96,7 @@ function validate(input: unknown, source: string, locate: Locate): Org {
   if (!parsed.success) {
     throw new SandboxOrgError(
       source,
-      parsed.error.issues.flatMap((i) => zodIssues(i).map((x) => render(x, locate))),
+      parsed.error.issues.flatMap((i) => zodIssues(i, input).map((x) => render(x, locate))),
     );
   }
   const issues = crossCheck(parsed.data);
@@ -106,7 +108,8 @@ function validate(input: unknown, source: string, locate: Locate): Org {
   return parsed.data;
 }
 
-function zodIssues(issue: z.core.$ZodIssue): Issue[] {
+/** A zod issue in the config's own words (what is wrong and how to fix it), at its field. */
+function zodIssues(issue: z.core.$ZodIssue, input: unknown): Issue[] {
   const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
   if (issue.code === "unrecognized_keys") {
     const known = keysAt(Org, path);
@@ -116,16 +119,16 @@ function zodIssues(issue: z.core.$ZodIssue): Issue[] {
       return { path: [...path, k], message: `unknown field; ${hint}` };
     });
   }
-  if (issue.code === "invalid_type" && issue.message.endsWith("received undefined")) {
-    return [
-      { path, message: `required field is missing (${issue.message.replace(/, received undefined$/, "")})` },
-    ];
-  }
-  return [{ path, message: issue.message }];
+  return issuesToProblems([issue], input, Org, WORDING).map((p) => ({ path, message: p.message }));
 }
 
+/** Only the wording of the config's problems is taken: the org file locates them itself. */
+const WORDING = new ConfigSource("org.yaml", { cwd: "/" });
+
+/** `file:line:column path: message`, as the config's problems are written. */
 function render(issue: Issue, locate: Locate): string {
-  return `${locate(issue.path)}${formatPath(issue.path)}: ${issue.message}`;
+  const where = locate(issue.path);
+  return `${where}${where ? " " : ""}${formatPath(issue.path)}: ${issue.message}`;
 }
 
 /** References between sections: owners, subscribers, folders, subgroups, duplicates. */
