@@ -1,6 +1,6 @@
 /**
- * What `bothost dev` watches: the config file, each bot's module and the local files the module
- * imports (the files a reload fingerprints, `moduleSources`). One watcher per folder, reporting
+ * What `bothost dev` watches: the config file, the sandbox's org file, each bot's module and the
+ * local files the module imports (the files a reload fingerprints, `moduleSources`). One watcher per folder, reporting
  * only the files wanted there; the set is worked out again after each reload, so a file a bot
  * starts importing is watched from then on and one it stops importing is not.
  */
@@ -26,7 +26,14 @@ export async function devSources(configPath: string, config: Config): Promise<st
     }
     for (const file of (await moduleSources(entry)).files) files.add(file);
   }
+  for (const org of orgFiles(config)) files.add(org);
   return [...files];
+}
+
+/** The org files of the embedded sandbox (absolute): read once, when the sandbox starts. */
+export function orgFiles(config: Config): Set<string> {
+  const orgs = Object.values(config.bots).map((b) => b.server.sandbox?.org);
+  return new Set(orgs.filter((o): o is string => o !== undefined).map((o) => path.resolve(o)));
 }
 
 export class SourceWatch {
@@ -34,7 +41,8 @@ export class SourceWatch {
   #closed = false;
 
   constructor(
-    private readonly onChange: () => void,
+    /** Called with the absolute path of the file that changed. */
+    private readonly onChange: (file: string) => void,
     /** A folder that cannot be watched (gone, or no permission): edits in it do not reload. */
     private readonly onUnwatchable: (folder: string) => void,
   ) {}
@@ -65,7 +73,7 @@ export class SourceWatch {
       try {
         const entry = { names, watcher: undefined as unknown as FSWatcher };
         entry.watcher = watch(folder, (_event, name) => {
-          if (name !== null && entry.names.has(String(name))) this.onChange();
+          if (name !== null && entry.names.has(String(name))) this.onChange(path.join(folder, String(name)));
         });
         this.#folders.set(folder, entry);
       } catch {

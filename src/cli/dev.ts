@@ -3,7 +3,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadProblems, reportStartupError, untilStopped } from "./args.ts";
-import { devSources, SourceWatch } from "./dev-watch.ts";
+import { devSources, orgFiles, SourceWatch } from "./dev-watch.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
@@ -49,8 +49,18 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       return ExitCode.RuntimeFailure;
     }
     const chatLine = chatPageLine(`${sandbox.url}/chat/`, process.stdout.isTTY === true);
+    // The sandbox reads its org file once, at start: an edit is said once, not reloaded.
+    let orgTold = false;
     const watching = new SourceWatch(
-      () => reload(),
+      (file) => {
+        if (!orgFiles(daemon.config).has(file)) return reload();
+        if (orgTold) return;
+        orgTold = true;
+        log.warn(
+          { file },
+          "the org file changed: the embedded sandbox reads it at start, so the change takes effect when bothost dev is restarted",
+        );
+      },
       (folder) => log.warn({ folder }, "cannot watch this folder: edits to the files in it are not reloaded"),
     );
     sources = watching;

@@ -113,6 +113,21 @@ it("reloads when a local file a bot imports changes, or the config file", BUDGET
   );
   expect(refused).not.toMatch(/INFO: config reloaded/);
 
+  // The org file: read at start only, which the first edit says, once; nothing reloads for it.
+  const orgFile = path.join(project, "org.yaml");
+  const org = await readFile(orgFile, "utf8");
+  const beforeOrg = dev.stdout().length;
+  await writeFile(orgFile, `${org}\n`);
+  const orgLine =
+    /WARN: the org file changed: the embedded sandbox reads it at start, so the change takes effect when bothost dev is restarted/g;
+  await expect.poll(() => dev!.stdout().slice(beforeOrg), { timeout: 10_000 }).toMatch(orgLine);
+  await writeFile(orgFile, org);
+  // A config edit after it: its reload's chat line follows the second org edit's event.
+  await edit(configFile, withTimeout);
+  const afterOrg = dev.stdout().slice(beforeOrg);
+  expect(afterOrg.match(orgLine)).toHaveLength(1);
+  expect(afterOrg.match(/a file changed: reloading/g)).toHaveLength(1);
+
   dev.kill("SIGINT");
   expect((await dev.exited).code).toBe(0);
   dev = undefined;
