@@ -234,18 +234,6 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
  * the webhook's `idempotencyKey` returns (`undefined`: the request has none); else why none could
  * be read.
  */
-/**
- * A BothostError, by its name: a bot's module may load its own copy of bothost (the package's
- * build), whose class is not this one.
- */
-function worded(err: unknown): err is Error & { code: string } {
-  return (
-    err instanceof Error &&
-    err.name === "BothostError" &&
-    typeof (err as { code?: unknown }).code === "string"
-  );
-}
-
 function readKey(options: WebhookOptions, source: WebhookKeySource) {
   if (options.idempotencyKey === undefined) {
     const value = options.idempotencyHeader
@@ -273,6 +261,18 @@ function readKey(options: WebhookOptions, source: WebhookKeySource) {
           ? "an object"
           : `a ${typeof key}`;
   return { reason: `returned ${got}, not a non-empty string or undefined`, err: undefined };
+}
+
+/**
+ * A BothostError, by its name: a bot's module may load its own copy of bothost (the package's
+ * build), whose class is not this one.
+ */
+function worded(err: unknown): err is Error & { code: string } {
+  return (
+    err instanceof Error &&
+    err.name === "BothostError" &&
+    typeof (err as { code?: unknown }).code === "string"
+  );
 }
 
 /** What a parsed body is when it is JSON but no object (`null`, "an array"…); undefined otherwise. */
