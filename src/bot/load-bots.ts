@@ -24,6 +24,8 @@ export interface LoadedBot {
   readonly events: readonly EventType[] | undefined;
   /** A hash of the module's file and the local files it imports (a reload compares them). */
   readonly fingerprint: string;
+  /** Where each of the config's `webhooks.<name>` keys is: `bothost.yaml:14:7`, by name. */
+  readonly webhookPlaces: ReadonlyMap<string, string>;
 }
 
 export interface LoadBotsOptions {
@@ -68,6 +70,7 @@ export async function loadBots(
         settings,
         events: bot.events ?? definition.events,
         fingerprint,
+        webhookPlaces: webhookPlaces(name, bot, source),
       });
     }
   }
@@ -83,6 +86,16 @@ export async function loadBots(
     });
   }
   return loaded;
+}
+
+/** Where each of `bot`'s `webhooks.<name>` keys is in the config file, by name. */
+function webhookPlaces(name: string, bot: BotConfig, source: ConfigSource): Map<string, string> {
+  return new Map(
+    Object.keys(bot.webhooks ?? {}).map((key) => {
+      const { file, line, column } = source.locate(["bots", name, "webhooks", key], "key");
+      return [key, `${file}:${line}:${column}`];
+    }),
+  );
 }
 
 /**

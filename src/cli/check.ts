@@ -100,8 +100,7 @@ async function setupProblems(
     const { module, command_prefix: commandPrefix } = b.config;
     const trial = await runSetupOffline({ ...b, module, commandPrefix });
     if (trial.problem) problems.push(trial.problem);
-    const configured = b.config.webhooks ? Object.keys(b.config.webhooks) : undefined;
-    const undeclared = trial.handle && undeclaredWebhook(b.name, configured, trial.handle.webhooks);
+    const undeclared = trial.handle && undeclaredWebhook(b.name, b.webhookPlaces, trial.handle.webhooks);
     if (undeclared) problems.push(setupProblem({ name: b.name, module }, undeclared));
     if ((trial.handle?.commands?.describe().length ?? 0) > 0) withCommands.add(b.name);
     const declared = [...(trial.handle?.webhooks.keys() ?? [])];

@@ -184,6 +184,7 @@ function daemonBot(b: LoadedBot): DaemonBot {
     definition: b.definition as never,
     settings: b.settings,
     fingerprint: b.fingerprint,
+    webhookPlaces: b.webhookPlaces,
   };
 }
 

@@ -10,4 +10,6 @@ export interface DaemonBot {
   settings: unknown;
   /** The module's fingerprint (see `moduleFingerprint`), for reloads. */
   fingerprint?: string;
+  /** Where each of the config's `webhooks.<name>` keys is (`bothost.yaml:14:7`), by name. */
+  webhookPlaces?: ReadonlyMap<string, string>;
 }

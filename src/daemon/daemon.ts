@@ -353,7 +353,7 @@ export class Daemon {
       flush: this.#flush,
       ...this.#shared,
       log,
-      ...optionsFromConfig(c, config.http !== undefined),
+      ...optionsFromConfig(c, config.http !== undefined, bot.webhookPlaces),
       longpollMarginMs: this.#o.tuning?.longpollMarginMs ?? config.longpoll_margin,
       clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),

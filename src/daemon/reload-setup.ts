@@ -14,7 +14,7 @@ import { BothostError } from "../errors/bothost-error.ts";
 import type { Clock } from "../time/clock.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
-import { type SetupProblem, setupProblem, trySetupOffline } from "./trial-setup.ts";
+import { runSetupOffline, type SetupProblem, setupProblem, undeclaredWebhook } from "./trial-setup.ts";
 
 export interface NewVersions {
   /** The bots to start, as loaded from the new config. */
@@ -48,7 +48,7 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
       made.set(bot.name, runtime);
       await runtime.setup(o.signal).catch((err: unknown) => problems.push(setupProblem(trial, err)));
     } else {
-      const problem = await trySetupOffline({
+      const ran = await runSetupOffline({
         ...bot,
         ...trial,
         commandPrefix: entry.command_prefix,
@@ -56,7 +56,13 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
         clock: o.clock,
         signal: o.signal,
       });
-      if (problem) problems.push(problem);
+      // As the start would refuse it: a `webhooks.<name>` of its config that setup declared no webhook by.
+      const configured = new Map(
+        Object.keys(entry.webhooks ?? {}).map((n) => [n, bot.webhookPlaces?.get(n)]),
+      );
+      const undeclared = ran.handle && undeclaredWebhook(bot.name, configured, ran.handle.webhooks);
+      if (ran.problem) problems.push(ran.problem);
+      else if (undeclared) problems.push(setupProblem(trial, undeclared));
     }
     // A bot whose setup already failed refuses the reload anyway: no call is needed for it.
     const failed = problems.some((p) => p.bot === bot.name);

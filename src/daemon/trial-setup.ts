@@ -9,8 +9,9 @@ import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
-import { BotSetupError, DeclarationsRefused, refusalWords } from "../bot/setup-error.ts";
+import { BotSetupError, DeclarationsRefused, notePlace, refusalWords } from "../bot/setup-error.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
@@ -115,14 +116,6 @@ async function setupOnce(bot: Omit<TrialBot, "module">, refusals: Refusals): Pro
   }
 }
 
-/**
- * Run `bot`'s setup offline. Resolves undefined when it finished, or when it called the server
- * (setup should not; the rest of it cannot be tried offline), else the problem.
- */
-export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | undefined> {
-  return (await runSetupOffline(bot)).problem;
-}
-
 /** `bot`'s setup run with `api` as its bot object, bounded by `bot.timeoutMs` when given. */
 async function setupWithin(bot: Omit<TrialBot, "module">, api: unknown): Promise<void> {
   const setup = (bot.definition.setup as (b: unknown, s: unknown) => unknown)(api, bot.settings);
@@ -173,19 +166,23 @@ export function isRefusedDeclaration(err: unknown): boolean {
 
 /**
  * A `webhooks.<name>` of the bot's config that its setup declared no webhook by, as the refused
- * declaration it is (`BOT_SETUP_INVALID`): `check` and the bot's start say it alike.
+ * declaration it is (`BOT_SETUP_INVALID`): `check`, the bot's start and a reload say it alike, at
+ * its place in the config (`configured`: the names, with each one's `bothost.yaml:14:7`) with the
+ * declared name it is closest to.
  */
 export function undeclaredWebhook(
   bot: string,
-  configured: readonly string[] | undefined,
+  configured: ReadonlyMap<string, string | undefined> | undefined,
   declared: ReadonlyMap<string, unknown>,
 ): BotSetupError | undefined {
-  const undeclared = configured?.find((name) => !declared.has(name));
+  const undeclared = [...(configured?.keys() ?? [])].find((name) => !declared.has(name));
   if (undeclared === undefined) return undefined;
-  const names = [...declared.keys()].join(", ") || "none";
+  const names = [...declared.keys()];
+  const hint = suggest(undeclared, names);
   const err = new BotSetupError(
-    `bots.${bot}.webhooks.${undeclared} in the config names no webhook of the bot's module (it declares ${names}): use the name given to bot.webhook().`,
+    `bots.${bot}.webhooks.${undeclared} in the config names no webhook of the bot's module (it declares ${names.join(", ") || "none"}).${hint ? ` Did you mean "${hint}"?` : ""} Use the name given to bot.webhook().`,
   );
+  notePlace(err, configured?.get(undeclared));
   refused.add(err);
   return err;
 }

@@ -96,8 +96,8 @@ export interface BotRuntimeOptions {
   commandPrefix?: string;
   /** The daemon's other bots on this bot's account, and this bot's place in the config. */
   account?: { shared: SharedAccount; order: number };
-  /** The inbound webhooks the config's `webhooks` names: each must be one the module declares. */
-  webhookNames?: readonly string[];
+  /** The config's `webhooks` names (each must be one the module declares), with their places in it. */
+  webhookNames?: ReadonlyMap<string, string | undefined>;
   /** The config has no `http` listener: the module's inbound webhooks cannot be reached (a warning). */
   noListener?: boolean;
   /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */
@@ -143,10 +143,10 @@ export function warnUnreachable(log: Logger, webhooks: ReadonlyMap<string, unkno
 }
 
 /**
- * A bot's config entry as the options of its runtime (the parts the YAML decides); `listening`
- * false: the config has no `http` listener (the bot's inbound webhooks are warned of).
+ * A bot's config entry as its runtime's options (the parts the YAML decides); `listening` false: the
+ * config has no `http` listener (its inbound webhooks are warned of); `places`: its webhooks' places.
  */
-export function optionsFromConfig(c: BotConfig, listening?: boolean) {
+export function optionsFromConfig(c: BotConfig, listening?: boolean, places?: ReadonlyMap<string, string>) {
   return {
     noListener: listening === false,
     ...(c.events ? { events: c.events } : {}),
@@ -159,7 +159,7 @@ export function optionsFromConfig(c: BotConfig, listening?: boolean) {
     longMessages: c.long_messages,
     ...(c.command_prefix !== undefined ? { commandPrefix: c.command_prefix } : {}),
     ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
-    ...(c.webhooks ? { webhookNames: Object.keys(c.webhooks) } : {}),
+    ...(c.webhooks ? { webhookNames: new Map(Object.keys(c.webhooks).map((n) => [n, places?.get(n)])) } : {}),
     retries: {
       attempts: c.retries.attempts,
       backoffMs: c.retries.backoff,

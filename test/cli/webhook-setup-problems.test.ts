@@ -72,8 +72,9 @@ describe("a webhook declared wrongly", { timeout: 30_000 }, () => {
 
 describe("a config's webhooks entry naming no webhook of the module", { timeout: 30_000 }, () => {
   const config = () => path.join(project, "bothost.yaml");
+  // At the entry's place in the config, with the name meant.
   const problem =
-    "bots.hello.webhooks.deploy in the config names no webhook of the bot's module (it declares deploys): use the name given to bot.webhook().";
+    'bothost.yaml:LINE:7: bots.hello.webhooks.deploy in the config names no webhook of the bot\'s module (it declares deploys). Did you mean "deploys"? Use the name given to bot.webhook().';
   let plain: string;
   beforeAll(async () => {
     plain = await readFile(config(), "utf8");
@@ -84,14 +85,19 @@ describe("a config's webhooks entry naming no webhook of the module", { timeout:
   const misnamed = async () => {
     await writeFile(file, withLine('bot.webhook("deploys", { verify: { type: "none" } }, () => {});'));
     // The bot's entry is the last of `bots:` before the http: added above: its webhooks go under it.
-    await writeFile(
-      config(),
-      plain.replace(/(\n {4}email: [^\n]+)/, "$1\n    webhooks:\n      deploy: { idempotency_window: 2d }"),
+    const text = plain.replace(
+      /(\n {4}email: [^\n]+)/,
+      "$1\n    webhooks:\n      deploy: { idempotency_window: 2d }",
+    );
+    await writeFile(config(), text);
+    return problem.replace(
+      "LINE",
+      String(text.split("\n").indexOf("      deploy: { idempotency_window: 2d }") + 1),
     );
   };
 
   it("bothost check refuses it as run does, exit 2", async () => {
-    await misnamed();
+    const problem = await misnamed();
     expect(await readFile(config(), "utf8")).toContain("\n    webhooks:\n      deploy:");
     const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
     expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
@@ -99,7 +105,7 @@ describe("a config's webhooks entry naming no webhook of the module", { timeout:
   });
 
   it("bothost run does not start the bot, exit 2", async () => {
-    await misnamed();
+    const problem = await misnamed();
     const { code, stderr, stdout } = await runCli(["run"], { cwd: project });
     expect(stderr).toBe(
       `bothost: no bot could start, so the daemon stops:\n  hello: it failed to start: ${problem}\n`,

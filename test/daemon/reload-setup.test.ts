@@ -3,7 +3,8 @@
  * the reload and the old version keeps running untouched. `/readyz` follows the bots a reload
  * restarted, and a bot whose setup failed is not ready, with the reason.
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Booted, bootDaemon } from "../../src/daemon/boot.ts";
 import type { BotReadiness } from "../../src/http/readiness.ts";
@@ -190,4 +191,38 @@ describe("a reload that gives a running bot credentials the server rejects", () 
     for (const id of [send(sandbox, "c0"), send(sandbox, "c1")])
       await expect.poll(() => answers(sandbox, id), { timeout: 15_000 }).toEqual(["v1 handled " + id]);
   });
+});
+
+describe("a reload whose config names a webhook the bot's module does not declare", () => {
+  const declares = 'bot.webhook("deploys", { verify: { type: "none" } }, () => {});';
+  /** The config with `webhooks: { deploy: … }` under `bot` (a running bot, or one added with `add`). */
+  async function misnamed(d: Awaited<ReturnType<typeof start>>, bot: string, add?: string) {
+    let text = await readFile(d.config.file, "utf8");
+    if (add)
+      text += `  ${bot}:\n    module: ./${bot}.mjs\n    email: ${add}\n    api_key: \${E2E_KEY_ADDED}\n`;
+    text = text.replace(
+      new RegExp(`(\\n  ${bot}:\\n(?: {4}[^\\n]*\\n)*)`),
+      "$1    webhooks:\n      deploy: { idempotency_window: 2d }\n",
+    );
+    await writeFile(d.config.file, text);
+    await writeFile(path.join(d.config.dir, `${bot}.mjs`), moduleText("v2", declares));
+    const line = text.split("\n").indexOf("      deploy: { idempotency_window: 2d }") + 1;
+    return `^bots\\.${bot} \\(\\./${bot}\\.mjs\\): ${d.config.file.replace(/[.]/g, "\\.")}:${line}:7: bots\\.${bot}\\.webhooks\\.deploy in the config names no webhook of the bot's module \\(it declares deploys\\)\\. Did you mean "deploys"\\? Use the name given to bot\\.webhook\\(\\)\\. \\[BOT_SETUP_INVALID\\]$`;
+  }
+
+  it.each([
+    ["a running bot's", "greeter", undefined],
+    ["an added bot's", "added", botEmail(3)],
+  ])(
+    "is refused for %s, at the entry's place in the config, with the name meant",
+    async (_what, bot, add) => {
+      const sandbox = await startE2eSandbox(orgWithBots(4));
+      const d = await startReady(sandbox);
+      process.env.E2E_KEY_ADDED = sandbox.control.apiKeyOf(botEmail(3));
+      const problem = await misnamed(d, bot, add);
+      const refused = await refusalOf(d.daemon);
+      expect(refused?.code).toBe("RELOAD_REFUSED");
+      expect(refused?.message).toMatch(new RegExp(problem));
+    },
+  );
 });

@@ -178,7 +178,7 @@ describe("the config's webhooks entries", () => {
     await world.daemon(bots, { logs });
     const failed = logs.find((l) => l.msg === "bot failed to start") as { error: string };
     expect(failed.error).toBe(
-      "bots.hooks.webhooks.tickets in the config names no webhook of the bot's module (it declares ticket): use the name given to bot.webhook(). [BOT_SETUP_INVALID]",
+      `bots.hooks.webhooks.tickets in the config names no webhook of the bot's module (it declares ticket). Did you mean "ticket"? Use the name given to bot.webhook(). [BOT_SETUP_INVALID]`,
     );
   });
 });
