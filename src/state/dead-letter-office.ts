@@ -6,6 +6,7 @@
  */
 
 import { BothostError } from "../errors/bothost-error.ts";
+import { suggest } from "../errors/did-you-mean.ts";
 import type { Clock } from "../time/clock.ts";
 import {
   type DeadLetter,
@@ -76,8 +77,12 @@ export class DeadLetterOffice {
   of(bot: string): DeadLetters {
     const letters = this.#bots.get(bot);
     if (letters) return letters;
-    const known = [...this.#bots.keys()].join(", ");
-    throw new BothostError("UNKNOWN_BOT", `no bot named "${bot}" in the config (bots: ${known})`);
+    const known = [...this.#bots.keys()];
+    const hint = suggest(bot, known);
+    throw new BothostError(
+      "UNKNOWN_BOT",
+      `no bot named "${bot}" in the config (bots: ${known.join(", ")})${hint ? `. Did you mean "${hint}"?` : ""}`,
+    );
   }
 
   /**
@@ -93,10 +98,13 @@ export class DeadLetterOffice {
     return lists.flat().filter((l) => !this.#runsHere(l));
   }
 
-  /** The letter with this id (marked `running` if its run goes on here), or undefined. */
+  /**
+   * The letter with this id (marked `running` if its run goes on here), or undefined; refuses an
+   * id naming a bot that is neither configured nor has kept letters (`UNKNOWN_BOT`).
+   */
   async get(id: string): Promise<DeadLetter | undefined> {
     const bot = parseDeadLetterId(id)?.bot;
-    const letters = bot === undefined ? undefined : await this.#find(bot);
+    const letters = bot === undefined ? undefined : await this.#named(bot);
     const letter = await letters?.get(id);
     if (!letters || !letter) return undefined;
     const [marked] = this.#marked(letters, [letter]);
@@ -137,8 +145,11 @@ export class DeadLetterOffice {
   ): Promise<DeadLetterOutcome> {
     const ids = "ids" in selection ? selection.ids : (await this.list(selection.bot)).map((l) => l.id);
     const outcome: DeadLetterOutcome = { done: [], missing: [] };
-    for (const id of ids) {
-      const letters = await this.#find(parseDeadLetterId(id)?.bot ?? "");
+    // An id naming a bot that is neither configured nor has kept letters refuses them all, before any is acted on.
+    const bots = ids.map((id) => parseDeadLetterId(id)?.bot ?? "");
+    for (const bot of new Set(bots)) if (bot !== "") await this.#named(bot);
+    for (const [i, id] of ids.entries()) {
+      const letters = await this.#find(bots[i]!);
       // undefined: neither done nor missing (a retry refused, said by the caller).
       const acted = letters === undefined ? false : await act(letters, id);
       if (acted !== undefined) (acted ? outcome.done : outcome.missing).push(id);

@@ -184,6 +184,41 @@ describe("with the daemon running", TIMEOUT, () => {
     }
   });
 
+  it("an id naming a bot no letter or config has is UNKNOWN_BOT, exit 2, as --bot, the daemon running or not", async () => {
+    const state = join(dir, "unknown-id");
+    await seed(state);
+    const { running, file } = await startDaemon(state, "unknown-id");
+    const said = async () => {
+      for (const argv of [
+        ["show", "mdo/1"],
+        ["retry", "mdo/1"],
+        ["drop", "mod/1", "mdo/1"],
+      ]) {
+        // In this process: what the command writes on stderr, and its exit code.
+        const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+        const code = await runFailedCommand([...argv, "-c", file]);
+        const printed = stderr.mock.calls.join("");
+        stderr.mockRestore();
+        expect([argv, code, printed]).toEqual([
+          argv,
+          2,
+          'bothost: no bot named "mdo" in the config (bots: mod). Did you mean "mod"? [UNKNOWN_BOT]\n',
+        ]);
+      }
+    };
+    try {
+      await said();
+    } finally {
+      await running.stop();
+    }
+    await said();
+    // Refused before any was acted on: the known bot's letter is still there.
+    const store = await FileStore.open(state);
+    const office = deadLetterOfficeFor(await loadConfig(file), store);
+    expect((await office.list("mod")).map((l) => l.id)).toEqual(["mod/1"]);
+    await store.close();
+  });
+
   it("--bot naming a bot no letter or config has is UNKNOWN_BOT, exit 2, as with the daemon stopped", async () => {
     const { running, file } = await startDaemon(join(dir, "running-unknown"), "running-unknown");
     try {

@@ -33,14 +33,18 @@ test("lists every bot's letters, or one bot's, and refuses a bot the config lack
   expect((await o.list("echo")).map((l) => l.id)).toEqual(["echo/1"]);
   await expect(o.list("nope")).rejects.toThrow('no bot named "nope" in the config (bots: mod, echo)');
   expect((await o.get("echo/1"))?.event).toEqual({ type: "message", id: 3 });
-  expect(await o.get("gone/1")).toBeUndefined();
+  expect(await o.get("mod/9")).toBeUndefined();
+  await expect(o.get("gone/1")).rejects.toThrow('no bot named "gone" in the config (bots: mod, echo)');
 });
 
 test("retry and drop act on the named ids and report those that name no letter", async () => {
   const o = await office();
-  expect(await o.retry({ ids: ["mod/2", "mod/9", "x/1", "junk"] })).toEqual({
+  // An id naming a bot that is neither configured nor has kept letters refuses them all.
+  await expect(o.retry({ ids: ["mod/2", "x/1"] })).rejects.toThrow('no bot named "x" in the config');
+  expect(await o.of("mod").retryRequested()).toEqual([]);
+  expect(await o.retry({ ids: ["mod/2", "mod/9", "junk"] })).toEqual({
     done: ["mod/2"],
-    missing: ["mod/9", "x/1", "junk"],
+    missing: ["mod/9", "junk"],
   });
   expect((await o.of("mod").retryRequested()).map((l) => l.id)).toEqual(["mod/2"]);
   expect(await o.drop({ all: true, bot: "mod" })).toEqual({ done: ["mod/1", "mod/2"], missing: [] });
