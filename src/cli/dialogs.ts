@@ -18,7 +18,8 @@ export const dialogsHelp = `Usage: bothost dialogs [list|end] [options]
 A dialog is a handler waiting at ctx.prompt for a person's answer. The list shows each one's id,
 person, where (a direct message, or a channel and topic), the prompt it is at (from 1), since when
 and its deadline ("(ending)" while its end is still being written, as through a state store
-outage); "(outside narrow [channel, general])" when the bot's narrow keeps its answers out (they
+outage; "(being handled)" while its answer runs; read from the store with no daemon running,
+"(answer or deadline recorded: runs at the next start)"); "(outside narrow [channel, general])" when the bot's narrow keeps its answers out (they
 cannot arrive: end it, or widen the narrow and reload). Ending a dialog deletes it: its
 handler does not run again, its person is told "An operator ended this conversation." (or
 --note), and their next message there is an ordinary message. The running daemon is asked on
@@ -34,7 +35,8 @@ Options:
       --bot NAME      Only this bot's dialogs
       --note TEXT     end: what the person is told
       --json          list: print [{ bot, dialogs: [{ id, userId, userName, where, step,
-                      since, deadline, awaiting?, ending?, outsideNarrow? }] }];
+                      since, deadline, awaiting?, ending?, outsideNarrow?,
+                      nextStart? }] }];
                       end: { ended, bot, id }
   -h, --help          Show this text
 `;
@@ -154,7 +156,13 @@ export function dialogTable(dialogs: readonly DialogView[]): string[] {
       d.outsideNarrow ? `${d.where} (outside narrow ${d.outsideNarrow})` : d.where,
       String(d.step),
       time(d.since),
-      d.ending ? "(ending)" : d.deadline ? time(d.deadline) : "(being handled)",
+      d.ending
+        ? "(ending)"
+        : d.deadline
+          ? time(d.deadline)
+          : d.nextStart
+            ? "(answer or deadline recorded: runs at the next start)"
+            : "(being handled)",
     ]),
   ]);
 }

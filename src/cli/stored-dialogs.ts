@@ -34,7 +34,11 @@ export async function storedDialogs(config: Config, root: StateStore, bot?: stri
       heads.sort((a, b) => a.startedAt - b.startedAt);
       return {
         bot: name,
-        dialogs: heads.map((head) => viewOf({ id: head.id, head, waiting: head.waiting })),
+        // No daemon runs it: a dialog not waiting is run at the bot's next start, not being handled.
+        dialogs: heads.map((head) => ({
+          ...viewOf({ id: head.id, head, waiting: head.waiting }),
+          ...(!head.waiting && { nextStart: true as const }),
+        })),
       };
     }),
   );

@@ -199,6 +199,11 @@ export interface DialogView {
   deadline: string | undefined;
   /** Its end is under way, not landed yet (an operator's, through a store outage): it asks nothing more. */
   ending?: true;
+  /**
+   * Read from the store with no daemon running, waiting at no question: its answer (or its
+   * deadline, or its question's deletion) is recorded, and the bot's next start runs it.
+   */
+  nextStart?: true;
   /** Who may answer the waiting question, when not the person (`a member of release-managers`). */
   awaiting?: string;
   /** The term of the bot's narrow that keeps this dialog's answers out (see daemon/stranded-dialogs.ts). */
