@@ -8,7 +8,11 @@ export type PathFilter = (string | RegExp)[] | undefined;
 
 export interface FailOptions {
   status: number;
-  /** JSON body to send; defaults to an error body that fits the status. */
+  /**
+   * JSON body to send; by default the real server's for the status: its proxy's HTML page for 502,
+   * 503 and 504, `{"result":"error","msg":"Internal server error"}` (no code) for 500, else an error
+   * with code BAD_REQUEST.
+   */
   body?: unknown;
   /** Send an HTML body instead, like a proxy's 502 page. */
   nonJson?: true;

@@ -25,6 +25,28 @@ test("failNext answers the next matching requests with a canned failure", async 
   expect(five.body).toEqual({ result: "error", msg: "Internal server error" });
 });
 
+test("an injected fault without a body answers as the real server (or its proxy) does for its status", async ({
+  sb,
+}) => {
+  const answer = async (status: number) => {
+    sb.sandbox.control.failNext(1, { status, paths: ["/users/me"] });
+    return sb.as(BOT).get("/users/me");
+  };
+  for (const [status, reason] of [
+    [502, "Bad Gateway"],
+    [503, "Service Unavailable"],
+    [504, "Gateway Timeout"],
+  ] as const) {
+    const proxy = await answer(status);
+    expect([proxy.status, proxy.body]).toEqual([status, undefined]);
+    expect(proxy.text).toContain(`${status} ${reason}`);
+  }
+  const five = await answer(500);
+  expect([five.status, five.body]).toEqual([500, { result: "error", msg: "Internal server error" }]);
+  const bad = await answer(400);
+  expect(bad.body).toMatchObject({ result: "error", code: "BAD_REQUEST" });
+});
+
 test("rateLimitNext gives real 429 bodies with a float retry-after", async ({ sb }) => {
   sb.sandbox.control.rateLimitNext(1, 2.5);
   const reply = await sb.as(BOT).get("/users/me");

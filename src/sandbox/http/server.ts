@@ -4,7 +4,13 @@
  * name derived from a request.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
 import type { SandboxCore } from "../core.ts";
 import type { FailOptions, Faults } from "../faults.ts";
 import type { SandboxData, UserRecord } from "../state/data.ts";
@@ -48,6 +54,22 @@ export interface ServerDeps {
 }
 
 const METHODS: Method[] = ["GET", "POST", "PATCH", "PUT", "DELETE"];
+
+/**
+ * The statuses the real server's proxy (nginx) answers itself, around a restart or an overload:
+ * its own HTML page, not a JSON error. An injected fault of one of them without a `body` is so.
+ */
+const PROXY_STATUSES = new Set([502, 503, 504]);
+
+/**
+ * An injected fault's default JSON body, as the server answers the status: a 500 and a 405 carry no
+ * `code`; other errors the default `BAD_REQUEST` (a JsonableError's).
+ */
+function faultBody(status: number): unknown {
+  if (status === 500) return { result: "error", msg: "Internal server error" };
+  if (status === 405) return { result: "error", msg: "Method Not Allowed" };
+  return { result: "error", msg: "Injected failure", code: "BAD_REQUEST" };
+}
 const MAX_BODY = 25 * 1024 * 1024;
 
 export function createSandboxServer(deps: ServerDeps): Server {
@@ -116,16 +138,12 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     entry.status = fault.reset ? -1 : fault.status;
     deps.log.push(entry);
     if (fault.reset) req.socket.destroy();
-    else if (fault.nonJson) {
+    else if (fault.nonJson || (fault.body === undefined && PROXY_STATUSES.has(fault.status))) {
       res.writeHead(fault.status, { "Content-Type": "text/html" });
-      res.end(`<html><body><h1>${fault.status} Bad Gateway</h1></body></html>\n`);
-    } else {
-      sendJson(
-        res,
-        fault.status,
-        fault.body ?? { result: "error", msg: "Injected failure", code: "BAD_REQUEST" },
+      res.end(
+        `<html><body><h1>${fault.status} ${STATUS_CODES[fault.status] ?? "Error"}</h1></body></html>\n`,
       );
-    }
+    } else sendJson(res, fault.status, fault.body ?? faultBody(fault.status));
   };
   if (injected && !injected.after) return sendInjected(injected);
   // The emoji data is a static file, outside the API: no credentials, no rate limit.
