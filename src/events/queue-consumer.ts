@@ -164,14 +164,7 @@ export class QueueConsumer {
     await this.#loop;
     const queueId = this.queueId;
     this.queueId = null;
-    if (queueId && !wasFatal) {
-      try {
-        await this.#opts.api.deleteQueue(queueId);
-        this.#opts.log.info({ queueId }, "event queue deleted");
-      } catch (err) {
-        this.#opts.log.warn({ queueId, err: describe(err) }, "could not delete the event queue");
-      }
-    }
+    if (queueId && !wasFatal) await this.#deleteQueue(queueId);
     this.#setState(wasFatal ? "auth_failed" : "stopped");
   }
 
@@ -333,8 +326,8 @@ export class QueueConsumer {
       try {
         const reg = await this.#opts.api.register(grace.signal).finally(grace.dispose);
         if (signal.aborted) {
-          // Made as the bot stopped: not kept on the server.
-          if (reg.queue_id) await this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
+          // Made as the bot stopped: not kept on the server, and said as a stop's queue is.
+          if (reg.queue_id) await this.#deleteQueue(reg.queue_id);
           return false;
         }
         this.lastContactAt = this.#opts.clock.now();
@@ -360,7 +353,7 @@ export class QueueConsumer {
         } catch (err) {
           // Catch-up failed: drop this queue rather than leak it, and register afresh.
           this.queueId = null;
-          if (reg.queue_id) await this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
+          if (reg.queue_id) await this.#deleteQueue(reg.queue_id);
           throw err;
         }
         return true;
@@ -375,6 +368,14 @@ export class QueueConsumer {
       }
     }
     return false;
+  }
+
+  async #deleteQueue(queueId: string): Promise<void> {
+    const { api, log } = this.#opts;
+    await api.deleteQueue(queueId).then(
+      () => log.info({ queueId }, "event queue deleted"),
+      (err) => log.warn({ queueId, err: describe(err) }, "could not delete the event queue"),
+    );
   }
 
   #failFatally(err: unknown): void {

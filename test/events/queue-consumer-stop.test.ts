@@ -1,6 +1,6 @@
 /**
  * A bot stopped while its first queue is being registered leaves no queue on the server: the
- * stop waits for that registration, and a queue it made is deleted. Against the sandbox over
+ * stop waits for that registration, and a queue it made is deleted, the log saying so. Against the sandbox over
  * real HTTP; the registration's answer is held until the stop was asked for. And a renewal whose
  * old queue goes away with its poll cut registers the next one as a renewal, logging no failure.
  */
@@ -32,7 +32,9 @@ it("a stop during the first registration waits for it and deletes the queue it m
     return reg;
   });
   const abort = new AbortController();
-  const consumer = consumerOf(api, abort.signal);
+  const infos: string[] = [];
+  const log = { ...silentLogger, info: (_obj: unknown, msg?: string) => void infos.push(String(msg)) };
+  const consumer = consumerOf(api, abort.signal, log);
   const started = consumer.start();
   await registered.promise;
   expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toHaveLength(1);
@@ -43,6 +45,8 @@ it("a stop during the first registration waits for it and deletes the queue it m
   await started;
   expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toEqual([]);
   expect(consumer.state).toBe("stopped");
+  // As a graceful shutdown's queue: the log says it went.
+  expect(infos).toContain("event queue deleted");
 });
 
 it("a stop while the registration's reply is on its way deletes the queue it made", async () => {
@@ -85,10 +89,10 @@ async function readerBot() {
   return createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
 }
 
-function consumerOf(api: ReturnType<typeof queueApiFor>, signal: AbortSignal) {
+function consumerOf(api: ReturnType<typeof queueApiFor>, signal: AbortSignal, log = silentLogger) {
   return new QueueConsumer({
     api,
-    log: silentLogger,
+    log,
     clock: realClock,
     signal,
     onRegistered: async () => {},
