@@ -341,7 +341,7 @@ export class LeaseCoordinator implements Coordinator {
     held.validUntil = Math.max(held.validUntil, sentAt + this.timing.validForMs);
     clearTimeout(held.watchdog);
     held.watchdog = setTimeout(
-      () => this.#lose(bot, "its lease could not be renewed in time (is Redis reachable?)", false),
+      () => this.#lose(bot, this.timing.unrenewed(performance.now() - held.validUntil), false),
       Math.max(0, held.validUntil - performance.now()),
     );
   }

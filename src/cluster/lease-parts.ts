@@ -17,6 +17,15 @@ export function leaseTiming(ttlMs: number) {
     validForMs: Math.floor((ttlMs * 2) / 3),
     /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
     haltDeadlineMs: Math.floor(ttlMs / 6),
+    /**
+     * Why a lease held here ran out unrenewed, its watchdog firing `lateMs` past its validity: that
+     * late, the watchdog was held up by this process itself (stopped, its event loop blocked), not Redis.
+     */
+    unrenewed(lateMs: number): string {
+      if (lateMs < ttlMs / 6) return "its lease could not be renewed in time (is Redis reachable?)";
+      const s = (lateMs / 1000).toFixed(1);
+      return `this process was paused past its lease's validity (${s} s more: stopped, or its event loop blocked)`;
+    },
   };
 }
 
