@@ -69,7 +69,7 @@ export class LeaseCoordinator implements Coordinator {
   #alive = 0;
   #aliveBefore = 0;
   #failing = false;
-  /** A failover was seen during a round: run the next one at once. */
+  /** A failover (or a reconnection) was seen during a round: run the next one at once. */
   #reReadDue = false;
   #sink: ReplicationSink | undefined;
   readonly #holders: LeaseHolders;
@@ -127,8 +127,9 @@ export class LeaseCoordinator implements Coordinator {
       "cluster mode: bots are shared with the other instances by leases",
     );
     if (this.#sink) this.#leases.replication.report(this.#sink);
-    this.#leases.replication.onFailover(() => this.#reRead());
-    this.#o.store.replication.onFailover(() => this.#reRead());
+    this.#leases.replication.onFailover(() => this.#roundNow(true));
+    this.#o.store.replication.onFailover(() => this.#roundNow(true));
+    this.#leases.onReady(() => this.#roundNow(false));
     const first = await this.#runRound();
     if (first.length > 0) await hooks.run(first);
   }
@@ -212,16 +213,19 @@ export class LeaseCoordinator implements Coordinator {
     return this.#refused.has(bot);
   }
 
-  /** A new primary: renew (re-read) the leases held here on it now, or right after the round under way. */
-  #reRead(): void {
-    if (this.#closed) return;
-    this.#o.log.info({ held: this.#held.size }, "redis primary changed; re-reading the leases held here");
-    if (this.#round) {
-      this.#reReadDue = true;
-      return;
+  /**
+   * A new primary (`failover`), or the lease connection ready again after renewals failed: renew
+   * (re-read) the leases held here now, or right after the round under way, not at the next try.
+   */
+  #roundNow(failover: boolean): void {
+    if (this.#closed || (!failover && !this.#failing)) return;
+    if (failover)
+      this.#o.log.info({ held: this.#held.size }, "redis primary changed; re-reading the leases held here");
+    if (this.#round) this.#reReadDue = true;
+    else {
+      clearTimeout(this.#timer);
+      this.#nextRound();
     }
-    clearTimeout(this.#timer);
-    this.#nextRound();
   }
 
   /** Each bot's lease holder as the last round read it, within a ttl: a standby bot names it. */
@@ -388,12 +392,9 @@ export class LeaseCoordinator implements Coordinator {
   }
 
   #failed(err: unknown): void {
-    if (!this.#failing) {
-      this.#o.log.warn(
-        { err: errorText(err), validForMs: this.timing.validForMs },
-        "cannot reach Redis to renew leases; bots stop here if this lasts",
-      );
-    }
+    const fields = { err: errorText(err), validForMs: this.timing.validForMs };
+    if (!this.#failing)
+      this.#o.log.warn(fields, "cannot reach Redis to renew leases; bots stop here if this lasts");
     this.#failing = true;
   }
 }

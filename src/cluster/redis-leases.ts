@@ -324,6 +324,11 @@ export class RedisLeases {
     return { instances, holders, refusals, epoch, values, procs };
   }
 
+  /** Call `then` each time the connection is ready (again, after a loss). */
+  onReady(then: () => void): void {
+    this.#client.on("ready", then);
+  }
+
   /** Leave the set of live instances and close the connection. */
   async close(): Promise<void> {
     await this.#client.zrem(`${this.#o.prefix}#instances`, this.#o.instanceId).catch(() => {});
