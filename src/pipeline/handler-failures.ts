@@ -53,7 +53,7 @@ function countedAs(incoming: Incoming): Pick<FailedRun, "event" | "source" | "di
 
 /** Said at a start that follows no clean stop of the bot (failed-attempts.ts). */
 export const RECOVERING_LINE =
-  "the bot's last run did not stop cleanly (a crash or a kill): the runs taken up again are counted as they begin, so that one that brings the process down each time is kept as a dead letter once its attempts ran out";
+  "the bot's last run did not stop cleanly (a crash, a kill, or a stop for its lease lost while the state store was out of reach): the runs taken up again are counted as they begin, so that one that brings the process down each time is kept as a dead letter once its attempts ran out";
 export {
   outageOf,
   STORE_OUTAGE_LINE,
