@@ -3,32 +3,34 @@
  * free bots taken) at once, not at the next try, `ttl/12` later: an outage that ended in time
  * costs no lease. The rounds here fail on Redis's refusal (the live-instance set made another
  * type), the next try 5 s away; the connection is then cut and comes back within milliseconds,
- * and the round runs before that try. Real Redis.
+ * and the round runs before that try. On a redis-server of the test's own: the cut drops every
+ * connection to it.
  */
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import { hasRedisServer, startOwnRedis } from "../support/cluster.ts";
 
-const reachable = await redisReachable();
-if (!reachable) console.warn(`lease-renew-on-ready: ${noRedisMessage}`);
+const available = hasRedisServer();
+if (!available) console.warn("lease-renew-on-ready: redis-server is not on PATH: skipped");
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 });
 
-describe.skipIf(!reachable)("the lease connection ready again", () => {
+describe.skipIf(!available)("the lease connection ready again", () => {
   it("runs a round at once, before the next try", async () => {
-    const prefix = uniquePrefix("ready");
-    cleanups.push(() => dropPrefix(prefix));
-    const direct = new Redis(redisUrl);
+    const redis = await startOwnRedis();
+    cleanups.push(() => redis.stop());
+    const prefix = "ready";
+    const direct = new Redis(redis.url);
     cleanups.push(async () => direct.disconnect());
     // Every heartbeat fails until this key is a sorted set again.
     await direct.set(`${prefix}#instances`, "not a sorted set");
-    const store = await RedisStore.open({ url: redisUrl, prefix, commandTimeoutMs: 1_000 });
+    const store = await RedisStore.open({ url: redis.url, prefix, commandTimeoutMs: 1_000 });
     cleanups.push(() => store.close());
     const log = pino({ level: "silent" });
     // Renewals every 20 s, tried again every 5 s while they fail.

@@ -26,7 +26,8 @@ describe.skipIf(!reachable)("a holder thawed past its lease", () => {
     const log = pino({ level: "warn" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const store = await RedisStore.open({ url: redisUrl, prefix, commandTimeoutMs: 1_000 });
     cleanups.push(() => store.close());
-    const ttlMs = 600;
+    // Roomy enough that a loaded machine renews in time before the freeze.
+    const ttlMs = 1_500;
     const c = new LeaseCoordinator({
       store,
       bots: ["solo"],
