@@ -58,6 +58,28 @@ test("rateLimitNext gives real 429 bodies with a float retry-after", async ({ sb
   expect((await sb.as(BOT).get("/users/me")).status).toBe(200);
 });
 
+test("an injected 429 carries the X-RateLimit-* headers of a counted one, for the caller's rules", async ({
+  sb,
+}) => {
+  sb.sandbox.control.setUserRateLimit(BOT, [
+    [60, 3],
+    [3600, 7],
+  ]);
+  sb.sandbox.control.rateLimitNext(2, 2.5);
+  const before = Date.now();
+  const reply = await sb.as(BOT).get("/users/me");
+  const after = Date.now();
+  expect(reply.status).toBe(429);
+  expect(reply.headers["x-ratelimit-limit"]).toBe("7");
+  expect(reply.headers["x-ratelimit-remaining"]).toBe("0");
+  const reset = Number(reply.headers["x-ratelimit-reset"]);
+  expect(reset).toBeGreaterThanOrEqual(Math.floor(before / 1000 + 2.5));
+  expect(reset).toBeLessThanOrEqual(Math.floor(after / 1000 + 2.5));
+  // A caller without valid credentials gets the sandbox's rules.
+  expect((await sb.anon.get("/server_settings")).headers["x-ratelimit-limit"]).toBe("2000");
+  expect(sb.sandbox.control.rateLimitCount(BOT, "other")).toEqual({ calls: 0, refused: 0 });
+});
+
 test("the real limiter counts per user over a sliding window; headers report the last rule", async ({
   sb,
 }) => {

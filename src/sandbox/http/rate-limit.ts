@@ -43,6 +43,16 @@ export function rateLimitError(retryAfter: number, headers: Record<string, strin
   );
 }
 
+/** The `X-RateLimit-*` headers of a refused call: the last rule's count, none left, free after `wait`. */
+function refusedHeaders(rules: RateRule[], nowMs: number, wait: number): Record<string, string> {
+  const [, lastMax] = rules[rules.length - 1] ?? [3600, 2000];
+  return {
+    "X-RateLimit-Limit": String(lastMax),
+    "X-RateLimit-Remaining": "0",
+    "X-RateLimit-Reset": String(Math.floor(nowMs / 1000 + wait)),
+  };
+}
+
 /** Calls counted in one bucket of one user, and what was refused. */
 export interface RateCount {
   calls: number;
@@ -77,6 +87,15 @@ export class RateLimiter {
     return { ...(this.counts.get(`${userId}:${bucket}`) ?? { calls: 0, refused: 0 }) };
   }
 
+  /**
+   * The 429 of an injected refusal, shaped as a counted one: its headers report the rules of
+   * `userId` (the sandbox's rules when the caller is unknown). Nothing is counted.
+   */
+  injectedRefusal(userId: number | undefined, nowMs: number, retryAfter: number): ApiError {
+    const rules = userId === undefined ? this.rules : this.rulesOf(userId);
+    return rateLimitError(retryAfter, refusedHeaders(rules, nowMs, retryAfter));
+  }
+
   /** Count one call at `nowMs`; returns the headers, or throws the 429 (which counts nothing). */
   hit(userId: number, bucket: RateBucketName, nowMs: number): Record<string, string> {
     if (!this.enabled) return {};
@@ -101,11 +120,7 @@ export class RateLimiter {
     const [lastWindow, lastMax] = rules[rules.length - 1] ?? [3600, 2000];
     if (wait > 0) {
       count.refused++;
-      throw rateLimitError(wait, {
-        "X-RateLimit-Limit": String(lastMax),
-        "X-RateLimit-Remaining": "0",
-        "X-RateLimit-Reset": String(Math.floor(nowMs / 1000 + wait)),
-      });
+      throw rateLimitError(wait, refusedHeaders(rules, nowMs, wait));
     }
     times.push(nowMs);
     count.calls++;

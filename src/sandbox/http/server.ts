@@ -18,7 +18,7 @@ import { EMOJI_DATA_PATH, emojiData } from "../state/emoji.ts";
 import { userByDeliveryEmail } from "../state/users.ts";
 import { ApiError, unauthorized } from "./api-error.ts";
 import { Params } from "./params.ts";
-import { type RateLimiter, rateBucketOf, rateLimitError } from "./rate-limit.ts";
+import { type RateLimiter, rateBucketOf } from "./rate-limit.ts";
 import { type AuthedContext, type Method, matchRoute, RawReply, type Route } from "./router.ts";
 
 export interface RequestLogEntry {
@@ -149,7 +149,15 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   // The emoji data is a static file, outside the API: no credentials, no rate limit.
   if (entry.method === "GET" && url.pathname === EMOJI_DATA_PATH) return reply(200, emojiData());
   const injectedLimit = deps.faults.takeRateLimit();
-  if (injectedLimit !== undefined) return fail(rateLimitError(injectedLimit));
+  if (injectedLimit !== undefined) {
+    return fail(
+      deps.limiter.injectedRefusal(
+        knownCaller(deps.core.data, req.headers.authorization),
+        deps.core.clock.now(),
+        injectedLimit,
+      ),
+    );
+  }
 
   let limitHeaders: Record<string, string> = {};
   try {
@@ -273,6 +281,15 @@ export function authenticate(data: SandboxData, header: string | undefined): Use
     throw unauthorized("Invalid API key");
   if (!user.is_active) throw unauthorized("Account is deactivated");
   return user;
+}
+
+/** The account whose credentials `header` carries, if they are valid (else undefined, no error). */
+function knownCaller(data: SandboxData, header: string | undefined): number | undefined {
+  try {
+    return authenticate(data, header).user_id;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
