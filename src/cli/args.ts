@@ -38,6 +38,14 @@ export function usageError(
 }
 
 /**
+ * A number option's value written as plain decimal digits (`42`, and `2.5` when `fraction`), or
+ * undefined: `1e3`, `0x10`, spaces, signs and an empty value are refused, which Number() would take.
+ */
+export function decimalValue(text: string, fraction = false): number | undefined {
+  return (fraction ? /^(\d+(\.\d+)?|\.\d+)$/ : /^\d+$/).test(text) ? Number(text) : undefined;
+}
+
+/**
  * The parsed arguments, or the exit code when the command has nothing more to do: 0 once `--help`
  * printed the help, 2 once an unknown option, a missing value or a stray argument was reported.
  */

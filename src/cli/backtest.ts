@@ -4,7 +4,7 @@ import { parseDuration } from "../config/duration.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import type { BotConfig } from "../config/schema.ts";
 import type { BacktestReport } from "../daemon/backtest.ts";
-import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
+import { commandArgs, configOption, decimalValue, reportStartupError, table, usageError } from "./args.ts";
 
 export const backtestHelp = `Usage: bothost backtest BOT [options]
 
@@ -54,12 +54,12 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
   const ageMs = parseDuration(values.since ?? "30d");
   if (ageMs === undefined || ageMs <= 0)
     return usage(`--since ${values.since}: give an age like 30d, 12h or 90m`);
-  const fromId = values.from === undefined ? undefined : Number(values.from);
-  if (fromId !== undefined && !(Number.isSafeInteger(fromId) && fromId > 0)) {
+  const fromId = values.from === undefined ? undefined : decimalValue(values.from);
+  if (values.from !== undefined && !(fromId !== undefined && Number.isSafeInteger(fromId) && fromId > 0)) {
     return usage(`--from ${values.from}: give a message id (a positive whole number)`);
   }
-  const limit = Number(values.limit ?? 50_000);
-  if (!(Number.isSafeInteger(limit) && limit > 0)) {
+  const limit = values.limit === undefined ? 50_000 : decimalValue(values.limit);
+  if (!(limit !== undefined && Number.isSafeInteger(limit) && limit > 0)) {
     return usage(`--limit ${values.limit}: give a positive whole number`);
   }
   try {

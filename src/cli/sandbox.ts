@@ -8,7 +8,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxUser } from "../sandbox/types.ts";
-import { commandArgs, untilStopped } from "./args.ts";
+import { commandArgs, decimalValue, untilStopped } from "./args.ts";
 
 const HELP = `Usage: bothost sandbox [options]
 
@@ -64,13 +64,13 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
   );
   if (typeof args === "number") return args;
   const { values } = args;
-  const port = values.port === undefined ? 9991 : Number(values.port);
-  const heartbeat = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
-  if (!/^\d+$/.test(values.port ?? "0") || port > 65535) {
+  const port = values.port === undefined ? 9991 : decimalValue(values.port);
+  const heartbeat = values.heartbeat === undefined ? undefined : decimalValue(values.heartbeat, true);
+  if (port === undefined || port > 65535) {
     err.write(`bothost sandbox: --port must be a whole number from 0 to 65535, got "${values.port}".\n`);
     return ExitCode.ConfigInvalid;
   }
-  if (heartbeat !== undefined && !(heartbeat > 0)) {
+  if (values.heartbeat !== undefined && !(heartbeat !== undefined && heartbeat > 0)) {
     err.write(
       `bothost sandbox: --heartbeat must be a positive number of seconds, got "${values.heartbeat}".\n`,
     );

@@ -2,7 +2,14 @@ import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
-import { commandArgs, configOption, reportStartupError, unknownWord, usageError } from "./args.ts";
+import {
+  commandArgs,
+  configOption,
+  decimalValue,
+  reportStartupError,
+  unknownWord,
+  usageError,
+} from "./args.ts";
 import { loadConfigOffline, setUpOffline } from "./offline-setup.ts";
 
 export const scheduleHelp = `Usage: bothost schedule preview [--config FILE] [--count N] [--from TIME]
@@ -41,8 +48,8 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
           : `preview takes no arguments (got ${positionals[1]})`,
     );
   }
-  const count = values.count === undefined ? 5 : Number(values.count);
-  if (!Number.isInteger(count) || count < 1 || count > 100) {
+  const count = values.count === undefined ? 5 : decimalValue(values.count);
+  if (count === undefined || count < 1 || count > 100) {
     return usage(`--count must be a whole number from 1 to 100, got "${values.count}"`);
   }
   const from = values.from === undefined ? new Date() : new Date(values.from);
