@@ -124,7 +124,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
       const stream = streamByName(core.data, name);
       if (!stream) throw new SandboxControlError(`No channel named "${name}".`);
       const problem = renameStream(core, stream, newName);
-      if (problem) throw new SandboxControlError(problem);
+      if (problem) throw new SandboxControlError(problem.msg);
     },
     updateUser: (email, changes) =>
       updateUser(core, userOf(email), {

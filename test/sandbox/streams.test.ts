@@ -142,9 +142,22 @@ test("PATCH /streams/{id} renames a channel: a stream update event to who can se
     msg: "You do not have permission to administer this channel.",
     code: "BAD_REQUEST",
   });
-  expect((await sb.as(OWNER).patch("/streams/1", { new_name: "Lobby" })).body.msg).toBe(
-    "Channel name already in use.",
-  );
+  // Another channel's name (in any case): the server's 409, naming the channel asked for.
+  const taken = await sb.as(OWNER).patch("/streams/1", { new_name: "Lobby " });
+  expect([taken.status, taken.body]).toEqual([
+    409,
+    {
+      result: "error",
+      msg: "Channel 'Lobby' already exists",
+      code: "CHANNEL_ALREADY_EXISTS",
+      channel_name: "Lobby",
+    },
+  ]);
+  expect((await sb.as(OWNER).patch("/streams/1", { new_name: " general" })).body).toEqual({
+    result: "error",
+    msg: "Channel already has that name.",
+    code: "BAD_REQUEST",
+  });
   expect((await sb.as(OWNER).patch("/streams/1", { new_name: "lounge" })).status).toBe(200);
   await sb.as(OWNER).patch("/streams/2", { new_name: "safe" });
   expect(await member.peek()).toEqual([

@@ -3,7 +3,7 @@
  * GET /get_stream_id and GET /users/me/{stream_id}/topics (protected history honoured); a
  * channel's rename, PATCH /streams/{id} with `new_name`.
  */
-import { badRequest, missingArgument } from "../http/api-error.ts";
+import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { addStream } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/emit.ts";
@@ -195,8 +195,12 @@ function updateStream(ctx: AuthedContext) {
     throw badRequest("You do not have permission to administer this channel.");
   const newName = params.str("new_name");
   if (newName !== undefined) {
+    if (newName.trim() === stream.name) throw badRequest("Channel already has that name.");
     const problem = renameStream(core, stream, newName);
-    if (problem) throw badRequest(problem);
+    if (problem?.taken !== undefined) {
+      throw new ApiError(409, "CHANNEL_ALREADY_EXISTS", problem.msg, { channel_name: problem.taken });
+    }
+    if (problem) throw badRequest(problem.msg);
   }
   return {};
 }

@@ -183,16 +183,22 @@ export function unsubscribeUsers(core: SandboxCore, stream: StreamRecord, users:
 }
 
 /**
- * Rename a channel, as PATCH /streams/{id} with `new_name` does: what is wrong with the name, or
- * undefined once renamed. Everyone who can see the channel gets a `stream` update event with
+ * Rename a channel, as PATCH /streams/{id} with `new_name` does: what is wrong with the name
+ * (`taken`: the name another channel has), or undefined once renamed. Everyone who can see the channel gets a `stream` update event with
  * `property: "name"`, the old name in `name` and the new one in `value`, as the server sends it.
  */
-export function renameStream(core: SandboxCore, stream: StreamRecord, newName: string): string | undefined {
+export function renameStream(
+  core: SandboxCore,
+  stream: StreamRecord,
+  newName: string,
+): { msg: string; taken?: string } | undefined {
   const name = newName.trim();
-  if (name === "") return "Channel name can't be empty.";
-  if ([...name].length > 60) return "Channel name too long (limit: 60 characters).";
+  if (name === "") return { msg: "Channel name can't be empty." };
+  if ([...name].length > 60) return { msg: "Channel name too long (limit: 60 characters)." };
   const taken = streamByName(core.data, name);
-  if (taken && taken.stream_id !== stream.stream_id) return "Channel name already in use.";
+  // The server's 409 CHANNEL_ALREADY_EXISTS, naming the channel asked for.
+  if (taken && taken.stream_id !== stream.stream_id)
+    return { msg: `Channel '${name}' already exists`, taken: name };
   if (name === stream.name) return undefined;
   const old = stream.name;
   stream.name = name;
