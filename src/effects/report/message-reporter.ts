@@ -15,7 +15,13 @@
  * fails with a clear message instead of a bare 400.
  */
 import type { Logger } from "pino";
-import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from "../../api/errors.ts";
+import {
+  ApiError,
+  BadResponseError,
+  NetworkError,
+  RateLimitError,
+  UnsupportedFeatureError,
+} from "../../api/errors.ts";
 import type { BudgetSlot } from "../../api/rate-budget.ts";
 import type { MessagesApi } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
@@ -188,7 +194,9 @@ const GATEWAY_LOST_ANSWER = new Set([502, 504]);
 /** Failures after which the report certainly (or, for the server's 5xx, almost certainly) was not made. */
 function serverDidNotAct(err: unknown): boolean {
   if (err instanceof RateLimitError) return true;
-  if (err instanceof ApiError) return err.status >= 500 && !GATEWAY_LOST_ANSWER.has(err.status);
+  // A proxy's own page (not JSON) is judged by its status alike: its 503 is the server unreachable.
+  if (err instanceof ApiError || err instanceof BadResponseError)
+    return err.status >= 500 && !GATEWAY_LOST_ANSWER.has(err.status);
   if (err instanceof NetworkError) return !err.requestSent;
   // Anything else (an abort mid-call, a schema surprise) may have reached the server.
   return false;
