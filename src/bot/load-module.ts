@@ -234,7 +234,7 @@ export async function loadBotModule(
   try {
     namespace = await importModule(file, options.fresh === true);
   } catch (err) {
-    const reason = await describeLoadError(err, file, specifier, await loader());
+    const reason = await describeLoadError(err, file, specifier, await loader(), options.configDir);
     // The cause is kept only for an exception of the module's own code: a parser's or resolver's
     // error says no more than the reason, and a test runner that prints the cause would show its
     // stack, or a column counted from 0 beside the reason's counted from 1.
@@ -273,14 +273,22 @@ const THREW = "threw while loading";
 
 /**
  * One line saying why importing `file` (written `specifier` in the config) failed, and where:
- * never a stack trace.
+ * never a stack trace. Places are named as the config names modules, whatever the working folder:
+ * the module as `specifier`, a file it imports relative to the config's folder (`configDir`).
  */
 export async function describeLoadError(
   err: unknown,
   file: string,
   specifier: string,
   jiti: Jiti,
+  configDir: string,
 ): Promise<string> {
+  const named = (where: string): string => {
+    if (path.resolve(where) === path.resolve(file)) return specifier;
+    const relative = path.relative(configDir, where);
+    if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return where;
+    return `./${relative.split(path.sep).join("/")}`;
+  };
   const message = err instanceof Error ? err.message : String(err);
   const firstLine = (message.split("\n")[0] ?? "").trim();
   const syntax = (at: string, what: string) => `has a syntax error at ${specifier}:${at}: ${what}`;
@@ -295,7 +303,7 @@ export async function describeLoadError(
     ];
     // The error may be in a local file the module imports: name that file, not the module.
     if (!path.isAbsolute(where) || path.resolve(where) === path.resolve(file)) return syntax(at, what);
-    return `imports a file with a syntax error, at ${displayPath(where, process.cwd())}:${at}: ${what}`;
+    return `imports a file with a syntax error, at ${named(where)}:${at}: ${what}`;
   }
   if (!/\.[mc]?ts$/.test(file)) {
     // Node's SyntaxError for an ES module has no position in its message (and other loaders, such
@@ -313,7 +321,7 @@ export async function describeLoadError(
     return `could not be loaded: ${what}: install what it imports (${install} in ${where ?? "the bots' project"}), or fix the import`;
   }
   // Thrown by the module's own code as it ran (a JSON.parse of its own included): named where.
-  const at = whereThrown(err);
+  const at = whereThrown(err, named);
   // E.g. "The requested module './x.js' does not provide an export named 'y'".
   if (err instanceof SyntaxError && at === undefined) return `could not be loaded: ${firstLine}`;
   // jiti's CommonJS output calls an import as "(0 , _bothost.defineBott)": say the name written.

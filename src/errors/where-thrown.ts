@@ -16,10 +16,13 @@ const FILE_LINE = /^((?:file:\/\/|\/|[A-Za-z]:[\\/]).*):(\d+):(\d+)$/;
 
 /**
  * The first frame of `err`'s stack in a file of the user's (not in `node_modules`, not bothost's
- * own, not Node's), as `bots/greeter.ts:12:7` (relative to `cwd` when inside it); undefined when
- * there is none.
+ * own, not Node's), as `bots/greeter.ts:12:7` (relative to `cwd` when inside it, or as `cwd` names
+ * it when it is a function of the absolute file); undefined when there is none.
  */
-export function whereThrown(err: unknown, cwd = process.cwd()): string | undefined {
+export function whereThrown(
+  err: unknown,
+  cwd: string | ((file: string) => string) = process.cwd(),
+): string | undefined {
   const stack = err instanceof Error && typeof err.stack === "string" ? err.stack : "";
   for (const frame of stack.split("\n").slice(1)) {
     const place = PLACE.exec(frame);
@@ -34,6 +37,7 @@ export function whereThrown(err: unknown, cwd = process.cwd()): string | undefin
       continue;
     }
     if (file.split(/[\\/]/).includes("node_modules") || OWN.some((own) => file.startsWith(own))) continue;
+    if (typeof cwd === "function") return `${cwd(file)}:${line}:${column}`;
     const relative = path.relative(cwd, file);
     const shown =
       relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : file;

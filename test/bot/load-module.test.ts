@@ -239,7 +239,7 @@ describe("errors", () => {
     const err = await failure("./throws-on-load.ts");
     expect(err.code).toBe("MODULE_LOAD_FAILED");
     expect(err.message).toBe(
-      'bot "demo": module ./throws-on-load.ts threw while loading at test/fixtures/bots/throws-on-load.ts:2:7: cannot start: DATABASE_URL is not set',
+      'bot "demo": module ./throws-on-load.ts threw while loading at ./throws-on-load.ts:2:7: cannot start: DATABASE_URL is not set',
     );
     expect((err.cause as Error).message).toBe("cannot start: DATABASE_URL is not set");
   });
@@ -254,18 +254,14 @@ describe("errors", () => {
     it("a SyntaxError of JSON.parse is no syntax error of the module: it threw, at its line", async () => {
       const err = await failure("./parse.ts", folder());
       expect(err.message).toMatch(
-        new RegExp(
-          `^bot "demo": module \\./parse\\.ts threw while loading at ${folder()}/parse\\.ts:1:\\d+: Expected property name`,
-        ),
+        /^bot "demo": module \.\/parse\.ts threw while loading at \.\/parse\.ts:1:\d+: Expected property name/,
       );
     });
 
     it("a name its import lacks is said as written, at its line", async () => {
       const err = await failure("./typo.ts", folder());
       expect(err.message).toMatch(
-        new RegExp(
-          `^bot "demo": module \\./typo\\.ts threw while loading at ${folder()}/typo\\.ts:2:\\d+: defineThng is not a function$`,
-        ),
+        /^bot "demo": module \.\/typo\.ts threw while loading at \.\/typo\.ts:2:\d+: defineThng is not a function$/,
       );
     });
   });
@@ -326,7 +322,13 @@ describe("describeLoadError with Node's own errors", () => {
   });
   const describeNative = async (name: string) => {
     const file = path.join(folder(), name);
-    return describeLoadError(await nativeImportError(file), file, `./${name}`, createJiti(import.meta.url));
+    return describeLoadError(
+      await nativeImportError(file),
+      file,
+      `./${name}`,
+      createJiti(import.meta.url),
+      folder(),
+    );
   };
 
   it("keeps Node's message for a syntax error and adds the position", async () => {

@@ -98,7 +98,7 @@ describe.concurrent("bothost run on configs whose bots are bad", () => {
       code: 2,
       stdout: "",
       stderr:
-        'bothost: bot "boom": module ../bots/throws-on-load.ts threw while loading at test/fixtures/bots/throws-on-load.ts:2:7: cannot start: DATABASE_URL is not set [MODULE_LOAD_FAILED]\n',
+        'bothost: bot "boom": module ../bots/throws-on-load.ts threw while loading at ../bots/throws-on-load.ts:2:7: cannot start: DATABASE_URL is not set [MODULE_LOAD_FAILED]\n',
     });
   });
 });
