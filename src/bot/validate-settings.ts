@@ -1,7 +1,7 @@
 import { ConfigError } from "../config/config-error.ts";
 import type { ConfigPath, ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
-import { isSecretPath, redact } from "../config/secrets.ts";
+import { isSecretPath, redact, redactProblem } from "../config/secrets.ts";
 import { issuesToProblems } from "../config/zod-problems.ts";
 import { suggest } from "../errors/did-you-mean.ts";
 import { shapeOf } from "../errors/schema-keys.ts";
@@ -47,11 +47,11 @@ export async function validateBotSettings<D extends BotDefinition>(
   if (result.success && unknown.length === 0) return result.data as SettingsOf<D["settings"]>;
   const issues = (result.error?.issues ?? []) as Parameters<typeof issuesToProblems>[0];
   const secrets = secretStrings(input, at);
-  const problems = [...issuesToProblems(issues, input, schema, source, at), ...unknown].map((p) => ({
-    ...p,
-    path: redact(p.path, secrets),
-    message: redact(p.message, secrets),
-  }));
+  // A message in words that hold no input (a secret's "is too short: …") is kept whole: hiding a
+  // secret that is also one of its words ("short") would garble it.
+  const problems = [...issuesToProblems(issues, input, schema, source, at), ...unknown].map((p) =>
+    redactProblem(p, secrets),
+  );
   throw new ConfigError("CONFIG_INVALID", problems);
 }
 

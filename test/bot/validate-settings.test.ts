@@ -224,3 +224,37 @@ describe("loadBots", () => {
     expect(isModuleError(cause) && cause.code).toBe("MODULE_NOT_FOUND");
   });
 });
+
+describe("a secret setting's problem", () => {
+  const secretSchema = {
+    settings: z.object({
+      secret: z.string().min(8, { error: "is too short: use a secret of at least 8 characters" }),
+    }),
+    setup() {},
+  };
+
+  it("keeps the module's words whole when the secret is one of them", async () => {
+    const { source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const err = await configError(() =>
+      validateBotSettings("greeter", secretSchema, { secret: "short" }, source),
+    );
+    expect(err.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "bots.greeter.settings.secret: is too short: use a secret of at least 8 characters",
+    ]);
+  });
+
+  it("still hides a secret that a custom check quotes", async () => {
+    const quoting = {
+      settings: z.object({
+        secret: z.string().refine((s) => s.length > 40, { error: (i) => `${String(i.input)} is bad` }),
+      }),
+      setup() {},
+    };
+    const { source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const err = await configError(() =>
+      validateBotSettings("greeter", quoting, { secret: "leaky-secret-value" }, source),
+    );
+    expect(err.format()).not.toContain("leaky-secret-value");
+    expect(err.format()).toContain("[hidden] is bad");
+  });
+});
