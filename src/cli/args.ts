@@ -130,15 +130,17 @@ function negativeValuesJoined(argv: string[], options: Options): string[] {
 /**
  * Reports an error that stops a command: a config or module problem as its located message (no
  * stack trace: it is the user's to fix), anything else with its message; returns the exit code.
+ * `command` names the command in the prefix (`bothost check: …`) for one whose other lines do.
  */
-export function reportStartupError(err: unknown): number {
+export function reportStartupError(err: unknown, command?: string): number {
+  const prefix = command === undefined ? "bothost" : `bothost ${command}`;
   if (isConfigError(err)) {
     process.stderr.write(`${err.format()}\n`);
   } else if (isBothostError(err)) {
-    process.stderr.write(`bothost: ${err.message} [${err.code}]\n`);
+    process.stderr.write(`${prefix}: ${err.message} [${err.code}]\n`);
   } else {
     process.stderr.write(
-      `bothost: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      `${prefix}: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
     );
   }
   return exitCodeFor(err);

@@ -80,7 +80,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
       ? ExitCode.AuthFailed
       : ExitCode.RuntimeFailure;
   } catch (err) {
-    return reportStartupError(err);
+    return reportStartupError(err, "check");
   } finally {
     await sandbox?.stop();
   }

@@ -103,7 +103,7 @@ describe("a syntax error in a file the module imports", () => {
     const { code, stderr } = await runCli(["check", "-c", file], { cwd: project });
     expect(code).toBe(2);
     expect(stderr).toBe(
-      'bothost: bot "relay": module ./bots/hello.ts imports a file with a syntax error, at ./bots/texts.ts:1:32: Unexpected token [MODULE_LOAD_FAILED]\n',
+      'bothost check: bot "relay": module ./bots/hello.ts imports a file with a syntax error, at ./bots/texts.ts:1:32: Unexpected token [MODULE_LOAD_FAILED]\n',
     );
     expect(hasStackTrace(stderr)).toBe(false);
   });
