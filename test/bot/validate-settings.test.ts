@@ -258,3 +258,16 @@ describe("a secret setting's problem", () => {
     expect(err.format()).toContain("[hidden] is bad");
   });
 });
+
+describe("a URL setting that is not a URL", () => {
+  it("is said in the project's words, at its path, not zod's bare Invalid URL", async () => {
+    const bot = { settings: z.object({ base_url: z.string().url() }), setup() {} };
+    const { source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const err = await configError(() =>
+      validateBotSettings("greeter", bot, { base_url: "api.example" }, source),
+    );
+    expect(err.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'bots.greeter.settings.base_url: is not a URL: write a full address with its scheme, like https://example.org/path, not "api.example"',
+    ]);
+  });
+});
