@@ -146,7 +146,8 @@ function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
   if (issue.code === "invalid_union") return `${issue.message}${unionHint(issue.errors, value)}`;
   // zod's own wording ("Too small: expected number to be >=1") only where the schema gave none.
   if (issue.code === "invalid_format" && issue.format === "url" && issue.message.startsWith("Invalid URL"))
-    return `is not a URL: write a full address with its scheme, like https://example.org/path, not ${shownValue(value, at)}`;
+    // The value is not quoted: a URL may carry a token or a password.
+    return "is not a URL: write a whole address with its scheme and host (and a port up to 65535), like https://example.org/path";
   if (issue.code === "too_small" && issue.message.startsWith("Too small")) return sizeMessage(issue, "min");
   if (issue.code === "too_big" && issue.message.startsWith("Too big")) return sizeMessage(issue, "max");
   return issue.message;

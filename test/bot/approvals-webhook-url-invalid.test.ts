@@ -28,6 +28,10 @@ it.each([
     ].join("\n"),
   );
   expect(problems.map((p) => [p.line, p.path, p.message])).toEqual([
-    [10, "bots.approvals.settings.webhook_url", "Invalid URL"],
+    [
+      10,
+      "bots.approvals.settings.webhook_url",
+      "is not a URL: write a whole address with its scheme and host (and a port up to 65535), like https://example.org/path",
+    ],
   ]);
 });

@@ -267,7 +267,7 @@ describe("a URL setting that is not a URL", () => {
       validateBotSettings("greeter", bot, { base_url: "api.example" }, source),
     );
     expect(err.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      'bots.greeter.settings.base_url: is not a URL: write a full address with its scheme, like https://example.org/path, not "api.example"',
+      "bots.greeter.settings.base_url: is not a URL: write a whole address with its scheme and host (and a port up to 65535), like https://example.org/path",
     ]);
   });
 });
