@@ -182,7 +182,9 @@ describe("bothost check", () => {
     ]);
     for (const out of [check, run]) {
       expect(out.code).toBe(2);
-      expect(out.stderr).toContain(`${path.join(dir, "org.yaml")}:2:47: users[0].role: Invalid option`);
+      expect(out.stderr).toContain(
+        `${path.join(dir, "org.yaml")}:2:47 users[0].role: must be one of owner, admin, moderator, member, guest, not "ownr": did you mean "owner"?`,
+      );
       expect(hasStackTrace(out.stderr)).toBe(false);
     }
   });

@@ -80,7 +80,7 @@ describe.concurrent("bothost", () => {
     [
       // A value that looks like an option: node's three sentences on three lines, now one.
       ["dialogs", "end", "survey", "12", "--note", "--config", "x.yaml"],
-      "bothost dialogs: Option '--note' argument is ambiguous. Did you forget to specify the option argument for '--note'? To specify an option argument starting with a dash use '--note=-XYZ'. Run \"bothost dialogs --help\" for the options.\n",
+      'bothost dialogs: --note needs a value; a value beginning with "-" is given as --note=VALUE. Run "bothost dialogs --help" for the options.\n',
     ],
   ] as const)("%j is a usage error: exit 2, one line", async ([args, message]) => {
     const result = await runCli([...args]);
