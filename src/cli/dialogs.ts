@@ -18,7 +18,7 @@ export const dialogsHelp = `Usage: bothost dialogs [list|end] [options]
 A dialog is a handler waiting at ctx.prompt for a person's answer. The list shows each one's id,
 person, where (a direct message, or a channel and topic), the prompt it is at (from 1), since when
 and its deadline ("(ending)" while its end is still being written, as through a state store
-outage; "(being handled)" while its answer runs; read from the store with no daemon running,
+outage; "(being handled)" while its answer runs; with no daemon running, or the bot stopped,
 "(answer or deadline recorded: runs at the next start)"); "(outside narrow [channel, general])" when the bot's narrow keeps its answers out (they
 cannot arrive: end it, or widen the narrow and reload). Ending a dialog deletes it: its
 handler does not run again, its person is told "An operator ended this conversation." (or

@@ -7,7 +7,7 @@
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
-import { viewOf } from "../pipeline/dialogs/dialog-entry.ts";
+import { atNextStart, viewOf } from "../pipeline/dialogs/dialog-entry.ts";
 import { asHead, type DialogHead } from "../pipeline/dialogs/dialog-head.ts";
 import { headAfter } from "../pipeline/dialogs/dialog-record.ts";
 import { migrateV1 } from "../pipeline/dialogs/dialog-v1.ts";
@@ -35,10 +35,7 @@ export async function storedDialogs(config: Config, root: StateStore, bot?: stri
       return {
         bot: name,
         // No daemon runs it: a dialog not waiting is run at the bot's next start, not being handled.
-        dialogs: heads.map((head) => ({
-          ...viewOf({ id: head.id, head, waiting: head.waiting }),
-          ...(!head.waiting && { nextStart: true as const }),
-        })),
+        dialogs: heads.map((head) => atNextStart(viewOf({ id: head.id, head, waiting: head.waiting }))),
       };
     }),
   );

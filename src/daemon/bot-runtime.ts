@@ -15,7 +15,7 @@ import type { DeadLetterSource } from "../events/dead-letter-source.ts";
 import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
-import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+import { atNextStart, type DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import { type DispatchStats, noEvents, type RunHandler } from "../pipeline/incoming.ts";
 import { WebhookLedger } from "../pipeline/webhook-ledger.ts";
@@ -67,6 +67,8 @@ export class BotRuntime {
   /** The start's server check is registering to read the server's identity. */
   #checking = false;
   #stopping = new AbortController();
+  /** Its stop is over (its runs drained or cut off), no start since: nothing runs its dialogs. */
+  #stopped = false;
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
   /** True from a reload's halt of this (old) version until its new one replaces it: "reloading". */
@@ -155,6 +157,7 @@ export class BotRuntime {
   async start(): Promise<void> {
     // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
+    this.#stopped = false;
     const signal = this.#stopping.signal;
     // An effect begun before this start and never recorded (a send cut off by a stop, or by the
     // kill of the instance this one takes the bot over from) is looked for at once by a replay, not
@@ -251,6 +254,7 @@ export class BotRuntime {
     // A refused flush (the disk full) keeps the writes in memory: the store's next commit, or its
     // close at the daemon's stop, tries again (and reports it), so the stop goes on.
     await this.#o.flush().catch(() => {});
+    if (this.#stopping.signal.aborted) this.#stopped = true;
     return { abandoned };
   }
 
@@ -351,7 +355,8 @@ export class BotRuntime {
    */
   dialogs(limit?: number): DialogView[] {
     if (this.standby) return [];
-    return this.#parts.stranded.mark(this.#setUp?.dispatcher.dialogs.list(limit) ?? []);
+    const listed = this.#parts.stranded.mark(this.#setUp?.dispatcher.dialogs.list(limit) ?? []);
+    return this.#stopped ? listed.map(atNextStart) : listed;
   }
 
   /**

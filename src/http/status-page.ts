@@ -120,7 +120,13 @@ function dialogList(d: BotStatus["dialogs"]): string {
     .map(
       (x) =>
         `<li data-dialog="${e(x.id)}">${e(x.userName)}${x.awaiting ? ` (awaits ${e(x.awaiting)})` : ""}, ${e(x.where)}${x.outsideNarrow ? ` (outside narrow ${e(x.outsideNarrow)})` : ""}, step ${x.step}, since ${time(x.since)}${
-          x.ending ? ", ending" : x.deadline ? `, deadline ${time(x.deadline)}` : ", being handled"
+          x.ending
+            ? ", ending"
+            : x.deadline
+              ? `, deadline ${time(x.deadline)}`
+              : x.nextStart
+                ? ", answer or deadline recorded: runs at the next start"
+                : ", being handled"
         }</li>`,
     );
   const more = d.waiting - items.length;

@@ -200,8 +200,9 @@ export interface DialogView {
   /** Its end is under way, not landed yet (an operator's, through a store outage): it asks nothing more. */
   ending?: true;
   /**
-   * Read from the store with no daemon running, waiting at no question: its answer (or its
-   * deadline, or its question's deletion) is recorded, and the bot's next start runs it.
+   * Nothing runs it (read from the store with no daemon running, or its bot stopped in the running
+   * daemon), and it waits at no question: its answer (or its deadline, or its question's deletion)
+   * is recorded, and the bot's next start runs it.
    */
   nextStart?: true;
   /** Who may answer the waiting question, when not the person (`a member of release-managers`). */
@@ -226,6 +227,11 @@ export function viewOf(
     ...(head.from && { awaiting: awaited(head.from) }),
     ...(entry.ending !== undefined && { ending: true as const }),
   };
+}
+
+/** `view` of a bot that nothing runs: one not waiting (nor ending) runs at the bot's next start. */
+export function atNextStart(view: DialogView): DialogView {
+  return view.deadline === undefined && !view.ending ? { ...view, nextStart: true } : view;
 }
 
 /** What a message is to the dialogs (see `Dialogs.match`). */
