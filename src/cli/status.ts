@@ -18,7 +18,8 @@ import { dialogTable } from "./dialogs.ts";
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 
 Asks the running daemon what each bot is doing: its state and why, its event queue and its age,
-its last event, events handled, failed handler runs, dead letters and next scheduled runs; and
+its last event, events handled and failed (each once, by how its handling ended: FAILED counts
+those failed for good, every attempt or NoRetry), dead letters and next scheduled runs; and
 the daemon's version and uptime. The daemon is asked on its admin socket (in the state
 directory; with state.redis, in $TMPDIR/bothost-<uid>/), else through its HTTP listener
 (http.listen). Only state: and http: of the config

@@ -24,7 +24,10 @@ export interface BotStatus {
   /** ISO 8601: when the bot last received an event. */
   lastEventAt?: string;
   handled: number;
-  /** Handler runs that threw (each attempt counts). */
+  /**
+   * Events whose handling failed for good (every attempt, or NoRetry), each once; not each attempt
+   * that threw, which `bothost_events_failed_total` counts.
+   */
   failed: number;
   deadLetters: number;
   /** The next recurring announcements and cron runs, soonest first. */

@@ -86,7 +86,7 @@ function botCard(b: BotStatus): string {
     ],
     ["last event", b.lastEventAt],
     ["handled", String(b.handled)],
-    ["failed runs", String(b.failed)],
+    ["failed for good", String(b.failed)],
     ["dead letters", String(b.deadLetters)],
     ["state store", b.store ? storeLine(b.store) : undefined],
     ["dialogs", b.dialogs.waiting > 0 ? `${b.dialogs.waiting} open` : undefined],
