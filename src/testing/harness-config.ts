@@ -16,6 +16,14 @@ export interface BotLines {
   readonly indent: number;
 }
 
+/** The bot's config lines that line `line` of the written file is one of, if any. */
+export const blockAt = (blocks: readonly BotLines[], line: number): BotLines | undefined =>
+  blocks.find((b) => line >= b.first && line < b.first + b.count);
+
+/** `line`:`column` of the written file in the test's terms, within `block`: `config:2:3`. */
+export const blockPlace = (block: BotLines, line: number, column: number): string =>
+  `config:${Math.min(line - block.first + 1, block.count)}:${Math.max(1, column - block.indent)}`;
+
 /** What a test gives instead of the keys the harness writes in each bot's entry. */
 const OWN_KEYS: Record<string, string> = {
   module: ": give the bot as runBot's bot option",
@@ -29,7 +37,7 @@ const OWN_KEYS: Record<string, string> = {
  * problem elsewhere (a line the harness wrote).
  */
 export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]): BothostError {
-  const inBlock = (line: number) => blocks.find((b) => line >= b.first && line < b.first + b.count);
+  const inBlock = (line: number) => blockAt(blocks, line);
   // A YAML syntax error may be found past the construct left open: the block before it.
   const before = (line: number) => blocks.filter((b) => b.first <= line).at(-1);
   const byBot = new Map<string, string[]>();
@@ -49,8 +57,7 @@ export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]
             const other = inBlock(Number(n));
             return other === block && block ? `line ${Number(n) - block.first + 1} of its config` : all;
           });
-    const line = block ? Math.min(p.line - block.first + 1, block.count) : 0;
-    const where = block ? `config:${line}:${Math.max(1, p.column - block.indent)} ` : "";
+    const where = block ? `${blockPlace(block, p.line, p.column)} ` : "";
     const lines = byBot.get(name) ?? [];
     lines.push(`  ${where}${path === "" ? "" : `${path}: `}${message}`);
     byBot.set(name, lines);

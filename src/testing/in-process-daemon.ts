@@ -12,6 +12,7 @@ import type { Coordinator } from "../cluster/coordinator.ts";
 import { isConfigError } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
 import { Daemon } from "../daemon/daemon.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
@@ -19,7 +20,7 @@ import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { type BotLines, harnessConfigError } from "./harness-config.ts";
+import { type BotLines, blockAt, blockPlace, harnessConfigError } from "./harness-config.ts";
 import { LedgerWatch } from "./ledger-watch.ts";
 import { newStateFolder, wipe } from "./state-folders.ts";
 
@@ -78,6 +79,25 @@ async function settingsOf(name: string, bot: InProcessBot, fromYaml: unknown, so
       `${name}'s settings would be refused by bothost run:\n${lines.join("\n")}`,
     );
   }
+}
+
+/**
+ * Where each of bot `name`'s `webhooks.<name>` keys is, in the test's terms: in its config lines
+ * (`config:3:3`), as `bothost check` names a config file's line; one the harness wrote has none,
+ * its error naming the field's path alone.
+ */
+function webhookPlaces(
+  name: string,
+  { config, source }: { config: Config; source: ConfigSource },
+  blocks: readonly BotLines[],
+): Map<string, string> {
+  const places = new Map<string, string>();
+  for (const key of Object.keys(config.bots[name]?.webhooks ?? {})) {
+    const { line, column } = source.locate(["bots", name, "webhooks", key], "key");
+    const block = blockAt(blocks, line);
+    if (block?.name === name) places.set(key, blockPlace(block, line, column));
+  }
+  return places;
 }
 
 export async function startInProcessDaemon(
@@ -143,6 +163,7 @@ export async function startInProcessDaemon(
       name,
       definition: b.definition as BotDefinition<never, never>,
       settings: settings.get(name),
+      webhookPlaces: webhookPlaces(name, loaded, blocks),
     })),
     store: ledger.store,
     log,
