@@ -56,7 +56,7 @@ export class EventQueue {
     public lastConnectionTime: number,
   ) {}
 
-  /** Does this queue take events of this type? (Heartbeats and restarts bypass this.) */
+  /** Does this queue take events of this type? (Heartbeats bypass this; restarts do not.) */
   accepts(type: string): boolean {
     return this.options.eventTypes === null || this.options.eventTypes.includes(type);
   }
