@@ -246,8 +246,18 @@ export class QueueSource {
       if (restart || scheduled) {
         o.dispatcher.acceptAll(run);
         run = [];
-        if (restart) o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
+        if (restart) {
+          o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
+          // The queue outlives the restart: its event is how the bot learns an upgrade's level.
+          const told = parsed.known && parsed.event.type === "restart" ? parsed.event : undefined;
+          if (told?.zulip_feature_level !== undefined) {
+            o.client.featureLevel = told.zulip_feature_level;
+            o.contexts.restarted(told.zulip_version, told.zulip_feature_level);
+          }
+        }
         if (scheduled) o.onScheduledMessages(parsed.event);
+        // Every queue takes restart events (register-params.ts); only a bot that asked sees them.
+        if (restart && this.#eventTypes !== null && !this.#eventTypes.includes("restart")) continue;
       } else if (message && parsed.known) o.onScheduledMessages(parsed.event);
       const issue = parsed.known ? undefined : parsed.issue;
       // Made with every field the pipeline sets (`reachedAt` at accept): adding one later gives each

@@ -50,9 +50,19 @@ export const replayMessageFormat = {
   allow_empty_topic_name: true,
 } as const;
 
+/**
+ * A server restart keeps the queue and tells it the server's new version and feature level in a
+ * `restart` event, but only to a queue that takes that type (see
+ * docs/internals/server-behaviour.md#the-event-queue): every queue asks for it, so that the client
+ * learns an upgrade's feature level without a new queue.
+ */
+function withRestart(eventTypes: readonly string[]): string[] {
+  return eventTypes.includes("restart") ? [...eventTypes] : [...eventTypes, "restart"];
+}
+
 export function registerParams(spec: QueueSpec): RegisterParams {
   return {
-    ...(spec.eventTypes === null ? {} : { event_types: [...spec.eventTypes] }),
+    ...(spec.eventTypes === null ? {} : { event_types: withRestart(spec.eventTypes) }),
     fetch_event_types: fetchTypes(spec.eventTypes),
     ...(spec.narrow && spec.narrow.length > 0 ? { narrow: spec.narrow } : {}),
     ...(spec.allPublicStreams ? { all_public_streams: true } : {}),

@@ -72,6 +72,17 @@ export class BotContexts {
     this.#deps = undefined;
   }
 
+  /**
+   * The server restarted on the same queue, with this version and feature level (an upgrade, or
+   * a downgrade): the contexts made from now on say so, as a new registration would.
+   */
+  restarted(version: string | undefined, featureLevel: number): void {
+    const registration = this.#registration;
+    if (registration === undefined) return;
+    const server = { ...registration.server, featureLevel, ...(version === undefined ? {} : { version }) };
+    this.identify(server, registration.self);
+  }
+
   /** The server's limits, once a registration answered. */
   get server(): ServerInfo | undefined {
     return this.#registration?.server;

@@ -202,7 +202,8 @@ export function createControl(deps: ControlDeps): SandboxControl {
     resetConnections: (n = 1) => faults.resetConnections(n),
     rateLimitNext: (n, retryAfter) => faults.rateLimitNext(n, retryAfter),
     hangNextPoll: () => faults.hangNextPoll(),
-    restartQueues() {
+    restartQueues(options) {
+      if (options?.featureLevel !== undefined) core.data.realm.feature_level = options.featureLevel;
       for (const q of core.queues.all()) {
         q.cutParked();
         if (!q.accepts("restart")) continue;

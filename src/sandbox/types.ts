@@ -177,8 +177,11 @@ export interface SandboxControl {
   rateLimitNext(n: number, retryAfterSeconds: number): void;
   /** The next GET /events is accepted but never answered (logged with status 0). */
   hangNextPoll(): void;
-  /** Cut parked polls and send `restart` events, as after a server restart. */
-  restartQueues(): void;
+  /**
+   * Cut parked polls and send `restart` events to the queues that take them, as after a server
+   * restart; with `featureLevel`, as after an upgrade: the server reports that level from then on.
+   */
+  restartQueues(options?: { featureLevel?: number }): void;
   /** Turn the rate limits on (the server's rules) or off, or set the rules of every user. */
   setRateLimit(enabled: boolean | { rules: RateRule[] }): void;
   /** Give one account its own rules, as the server's per-user setting does (`undefined`: back to the common ones). */

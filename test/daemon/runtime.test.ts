@@ -90,7 +90,7 @@ describe("the daemon against the sandbox", () => {
     await expect.poll(() => echo.status.handled).toBe(1);
     // Its own reply reached its queue and was dropped, not handled.
     const queue = sandbox.control.queues().find((q) => q.email === "echo-bot@sandbox.example");
-    expect(queue?.event_types).toEqual(["message"]);
+    expect(queue?.event_types).toEqual(["message", "restart"]);
   });
 
   it("registers for every event type when a bot routes unknown events, and for none of its own gap", async () => {
@@ -109,7 +109,7 @@ describe("the daemon against the sandbox", () => {
     });
     const typesOf = (email: string) => sandbox.control.queues().find((q) => q.email === email)?.event_types;
     await expect.poll(() => typesOf("echo-bot@sandbox.example")).toBeNull();
-    expect(typesOf("counter-bot@sandbox.example")).toEqual(["reaction"]);
+    expect(typesOf("counter-bot@sandbox.example")).toEqual(["reaction", "restart"]);
   });
 
   it("handles every message exactly once when the queue is garbage-collected mid-stream", async () => {

@@ -219,7 +219,7 @@ describe("ctx.snippets", () => {
   it("without bot.track the queue does not pay for snippet events, and the cache says how to enable them", async () => {
     const plain = definition((bot) => bot.on("message", () => {}));
     running = world.stopAfter(await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }));
-    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["message"]);
+    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["message", "restart"]);
     const ctx = running.context();
     await ctx.snippets.ensure("Welcome", "Hi");
     await ctx.snippets.get("Welcome");

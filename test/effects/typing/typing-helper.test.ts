@@ -204,6 +204,7 @@ describe("ctx.typing in the daemon", () => {
     expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual([
       "typing",
       "message",
+      "restart",
     ]);
     const member = createClient({
       url: world.sandbox.url,
