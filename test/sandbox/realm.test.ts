@@ -203,6 +203,24 @@ test("push token removal: empty, unknown, and a registered one", async ({ sb }) 
   }
 });
 
+test("push token endpoints refuse a bot before reading its token, as the server's human_users_only", async ({
+  sb,
+}) => {
+  const refused = {
+    result: "error",
+    msg: "This endpoint does not accept bot requests.",
+    code: "BAD_REQUEST",
+  };
+  for (const path of ["/users/me/android_gcm_reg_id", "/users/me/apns_device_token"]) {
+    for (const token of ["", "abcdef"]) {
+      const removed = await sb.as(BOT).delete(path, { token });
+      expect([removed.status, removed.body]).toEqual([400, refused]);
+    }
+    const added = await sb.as(BOT).post(path, { token: "abcdef", appid: "org.example" });
+    expect([added.status, added.body]).toEqual([400, refused]);
+  }
+});
+
 test("saved snippets: create, list, edit, nothing-to-edit, delete, 404", async ({ sb }) => {
   const q = await openQueue(sb.as(MEMBER), { event_types: ["saved_snippets"] });
   const member = sb.as(MEMBER);

@@ -45,6 +45,8 @@ export interface Endpoint {
   typed: boolean;
   /** Incoming-webhook bots may call it (only POST /messages). */
   incomingWebhookBots: boolean;
+  /** Bots of any type are refused (the server's human_users_only views). */
+  humanUsersOnly: boolean;
 }
 
 export interface Route {
@@ -52,7 +54,7 @@ export interface Route {
   methods: Partial<Record<Method, Endpoint>>;
 }
 
-type EndpointOptions = Partial<Pick<Endpoint, "auth" | "typed" | "incomingWebhookBots">>;
+type EndpointOptions = Partial<Pick<Endpoint, "auth" | "typed" | "incomingWebhookBots" | "humanUsersOnly">>;
 
 /** Define an endpoint: a handler and how the server wraps it. */
 export function endpoint(handler: Endpoint["handler"], opts: EndpointOptions = {}): Endpoint {
@@ -61,6 +63,7 @@ export function endpoint(handler: Endpoint["handler"], opts: EndpointOptions = {
     auth: opts.auth ?? true,
     typed: opts.typed ?? true,
     incomingWebhookBots: opts.incomingWebhookBots ?? false,
+    humanUsersOnly: opts.humanUsersOnly ?? false,
   };
 }
 

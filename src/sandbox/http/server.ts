@@ -202,6 +202,10 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       }
       const bucket = rateBucketOf(method, apiPath);
       limitHeaders = deps.limiter.hit(user.user_id, bucket, deps.core.clock.now());
+      // Checked before any parameter is read, as the server's decorator wraps the view.
+      if (ep.humanUsersOnly && user.bot_type !== null) {
+        throw new ApiError(400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+      }
     }
 
     const closers: (() => void)[] = [];

@@ -131,6 +131,9 @@ function token(ctx: AuthedContext, kind: Kind): string {
   return value;
 }
 
+/** Push-token views refuse bots, whatever the parameters (see docs/internals/server-behaviour.md#requests-and-authentication). */
+const HUMANS_ONLY = { humanUsersOnly: true };
+
 function tokenRoutes(path: string, kind: Kind) {
   return route(path, {
     POST: endpoint((ctx) => {
@@ -140,7 +143,7 @@ function tokenRoutes(path: string, kind: Kind) {
       if (!user.push_tokens.some((t) => t.kind === kind && t.token === value))
         user.push_tokens.push({ kind, token: value });
       return {};
-    }),
+    }, HUMANS_ONLY),
     DELETE: endpoint((ctx) => {
       const value = token(ctx, kind);
       const user = ctx.user;
@@ -148,7 +151,7 @@ function tokenRoutes(path: string, kind: Kind) {
       user.push_tokens = user.push_tokens.filter((t) => !(t.kind === kind && t.token === value));
       if (user.push_tokens.length === before) throw badRequest("Token does not exist");
       return {};
-    }),
+    }, HUMANS_ONLY),
   });
 }
 
