@@ -485,3 +485,45 @@ test("GET /messages/{id} with apply_markdown=false gives the raw Markdown as las
     { result: "error", msg: "Invalid message(s)", code: "BAD_REQUEST" },
   ]);
 });
+
+test("GET /messages: window sizes default to 0, a missing anchor and parameters that do not go with message_ids answer as the server's view", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const sent = await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "one" });
+  const bare = await bot.get("/messages", { anchor: sent.body.id });
+  expect([bare.status, bare.body.messages.map((m: Msg) => m.id), bare.body.found_anchor]).toEqual([
+    200,
+    [sent.body.id],
+    true,
+  ]);
+  const noAnchor = await bot.get("/messages", { num_before: 1, num_after: 0 });
+  expect([noAnchor.status, noAnchor.body]).toEqual([
+    400,
+    { result: "error", msg: "Missing 'anchor' argument.", code: "BAD_REQUEST" },
+  ]);
+  const parameters = "num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor";
+  const mixed = await bot.get("/messages", { anchor: "newest", message_ids: [sent.body.id] });
+  expect([mixed.status, mixed.body]).toEqual([
+    400,
+    {
+      result: "error",
+      msg: `Unsupported parameter combination: ${parameters}`,
+      code: "BAD_REQUEST",
+      parameters,
+    },
+  ]);
+  const byId = await bot.get("/messages", { message_ids: [sent.body.id] });
+  expect(byId.body).toMatchObject({ found_anchor: false, found_oldest: false, found_newest: false });
+  const excluded = await bot.get("/messages", {
+    anchor: sent.body.id,
+    num_before: 1,
+    num_after: 1,
+    include_anchor: false,
+  });
+  expect(excluded.body).toEqual({
+    result: "error",
+    msg: "The anchor can only be excluded at an end of the range",
+    code: "BAD_REQUEST",
+  });
+});

@@ -33,20 +33,48 @@ import { apiEmail, userById } from "../state/users.ts";
 const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
 const MAX_MESSAGES_PER_FETCH = 5000;
 
+/**
+ * The anchor asked for: a message id (clamped), 0 for "oldest", past every id for "newest", or
+ * undefined for the first unread. An anchor left out is the server's BAD_REQUEST "Missing 'anchor'
+ * argument." (with its full stop and no var_name: the view checks it, not the parameter parser).
+ */
+function parseAnchor(raw: string | undefined, useFirstUnread: boolean): number | undefined {
+  if (useFirstUnread || raw === "first_unread") return undefined;
+  if (raw === undefined) throw badRequest("Missing 'anchor' argument.");
+  if (raw === "newest") return LARGER_THAN_MAX_MESSAGE_ID;
+  if (raw === "oldest") return 0;
+  if (!/^-?\d+$/.test(raw)) throw badRequest("Invalid anchor");
+  return Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID));
+}
+
+/** The parameters `message_ids` cannot be sent with (the server's IncompatibleParametersError). */
+const WINDOW_PARAMS = "num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor";
+
 function getMessages(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   const data = core.data;
   const anchorRaw = params.str("anchor");
   const includeAnchor = params.bool("include_anchor") ?? true;
-  const numBefore = params.int("num_before");
-  const numAfter = params.int("num_after");
+  const numBefore = params.int("num_before") ?? 0;
+  const numAfter = params.int("num_after") ?? 0;
   const narrowJson = params.json("narrow");
   const clientGravatar = params.bool("client_gravatar") ?? true;
   const applyMarkdown = params.bool("apply_markdown") ?? true;
   const useFirstUnread = params.bool("use_first_unread_anchor") ?? false;
   const allowEmptyTopicName = params.bool("allow_empty_topic_name") ?? false;
   const messageIds = params.intList("message_ids");
+  if (numBefore < 0 || numAfter < 0) throw badRequest("Invalid num_before or num_after");
+  if (messageIds !== undefined && (numBefore || numAfter || anchorRaw !== undefined || useFirstUnread)) {
+    throw badRequest(`Unsupported parameter combination: ${WINDOW_PARAMS}`, { parameters: WINDOW_PARAMS });
+  }
   const terms: NarrowTerm[] = narrowJson ? parseNarrowParam(narrowJson.value) : [];
+  const anchorAsked = messageIds === undefined ? parseAnchor(anchorRaw, useFirstUnread) : undefined;
+  if ((messageIds?.length ?? numBefore + numAfter) > MAX_MESSAGES_PER_FETCH) {
+    throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  }
+  if (numBefore > 0 && numAfter > 0 && !includeAnchor) {
+    throw badRequest("The anchor can only be excluded at an end of the range");
+  }
   const view = (m: (typeof data.messages)[number]) => ({
     ...messageToApi(data, m, user, { applyMarkdown, clientGravatar, allowEmptyTopicName }),
     flags: flagsOf(m, user),
@@ -56,26 +84,19 @@ function getMessages(ctx: AuthedContext) {
 
   if (messageIds !== undefined) {
     const wanted = new Set(messageIds);
-    return { messages: candidates.filter((m) => wanted.has(m.id)).map(view), history_limited: false };
+    return {
+      messages: candidates.filter((m) => wanted.has(m.id)).map(view),
+      history_limited: false,
+      found_anchor: false,
+      found_oldest: false,
+      found_newest: false,
+    };
   }
-  if (numBefore === undefined) throw missingArgument("num_before");
-  if (numAfter === undefined) throw missingArgument("num_after");
-  if (numBefore < 0 || numAfter < 0) throw badRequest("Invalid num_before or num_after");
-  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) {
-    throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  }
-  let anchor: number;
   const me = String(user.user_id);
-  if (anchorRaw === "first_unread" || (anchorRaw === undefined && useFirstUnread)) {
-    anchor =
-      candidates.find((m) => m.flags[me] !== undefined && !m.flags[me]!.includes("read"))?.id ??
-      LARGER_THAN_MAX_MESSAGE_ID;
-  } else if (anchorRaw === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
-  else if (anchorRaw === "oldest") anchor = 0;
-  else if (anchorRaw === undefined) throw missingArgument("anchor");
-  else if (/^-?\d+$/.test(anchorRaw))
-    anchor = Math.max(0, Math.min(Number(anchorRaw), LARGER_THAN_MAX_MESSAGE_ID));
-  else throw badRequest("Invalid anchor");
+  const anchor =
+    anchorAsked ??
+    candidates.find((m) => m.flags[me] !== undefined && !m.flags[me]!.includes("read"))?.id ??
+    LARGER_THAN_MAX_MESSAGE_ID;
 
   const toRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
   const toLeft = anchor === 0;
