@@ -527,3 +527,21 @@ test("GET /messages: window sizes default to 0, a missing anchor and parameters 
     code: "BAD_REQUEST",
   });
 });
+
+test("direct message recipients led by neither an email nor an integer id are 'Invalid data type for recipients'", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const member = sb.sandbox.control.users().find((u) => u.email === MEMBER)!;
+  for (const to of ["[1.5]", "[null]", "[[1]]", '[{"id":1}]', '{"id":1}', "5"]) {
+    const reply = await bot.post("/messages", { type: "direct", to, content: "x" });
+    expect([to, reply.status, reply.body]).toEqual([
+      to,
+      400,
+      { result: "error", msg: "Invalid data type for recipients", code: "BAD_REQUEST" },
+    ]);
+  }
+  const mixed = await bot.post("/messages", { type: "direct", to: `[${member.user_id}, 1.5]`, content: "x" });
+  expect(mixed.body.msg).toBe("Recipient lists may contain emails or user IDs, but not both.");
+  expect(sb.sandbox.control.messages()).toEqual([]);
+});

@@ -239,6 +239,10 @@ export function parseDirectTo(raw: string): number[] | string[] {
   if (typeof data === "string") data = data.split(",");
   if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
   if (data.length === 0) return [];
+  // The first element decides: emails, ids, or neither (a float, null, a list or an object).
+  if (typeof data[0] !== "string" && !Number.isInteger(data[0])) {
+    throw badRequest("Invalid data type for recipients");
+  }
   const ids = typeof data[0] === "number";
   if (!data.every((v) => (ids ? Number.isInteger(v) : typeof v === "string"))) {
     throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
