@@ -315,25 +315,48 @@ export async function closeConnectionPools(): Promise<void> {
 /**
  * The origin to connect to and the API base path of a server address as people write it
  * ("chat.example.org", "https://chat.example.org/", a zuliprc `site` ending in "/api"). `where`
- * names its source in the error, e.g. "createClient option `url`".
+ * names its source in the error, e.g. "createClient option `url`". Errors never quote the whole
+ * value: an address may carry a password or a token.
  */
 export function parseServerAddress(site: string, where: string): { origin: string; apiBase: string } {
   const trimmed = site.trim();
+  // A scheme is letters then ":", unless what follows is a port ("localhost:9991", "host:8443/x").
+  const scheme = /^([a-z][a-z0-9+.-]*):(?!\d+(?:[/?#]|$))/i.exec(trimmed)?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== "http" && scheme !== "https") {
+    throw new ClientConfigError(`${where} must start with http:// or https://, not ${scheme}:.`);
+  }
   // Like the Python client: no scheme means https, except for localhost development servers.
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)
-    ? trimmed
-    : `${/^(localhost|127\.0\.0\.1)(:|\/|$)/.test(trimmed) ? "http" : "https"}://${trimmed}`;
+  const withScheme =
+    scheme !== undefined
+      ? trimmed
+      : `${/^(localhost|127\.0\.0\.1)(:|\/|$)/.test(trimmed) ? "http" : "https"}://${trimmed}`;
   let url: URL;
   try {
     url = new URL(withScheme);
   } catch {
     throw new ClientConfigError(
-      `${where} is not a valid server URL: ${JSON.stringify(site)}. Use the organization's address, ` +
-        `e.g. "https://chat.example.org".`,
+      `${where} is not a valid server URL: write the organization's address, a host with an optional ` +
+        `port (up to 65535) and path, like "https://chat.example.org".`,
     );
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ClientConfigError(`${where} must be an http:// or https:// URL, got ${JSON.stringify(site)}.`);
+  if (url.username !== "" || url.password !== "") {
+    throw new ClientConfigError(
+      `${where} must not carry a user name or password (before "@"): the bot signs in with its email ` +
+        "and API key.",
+    );
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new ClientConfigError(
+      `${where} must not have a query ("?…") or a fragment ("#…"): write only the server's address, ` +
+        "its scheme, host, port and path.",
+    );
+  }
+  const host = url.hostname;
+  if (scheme === undefined && !host.includes(".") && host !== "localhost" && !host.startsWith("[")) {
+    throw new ClientConfigError(
+      `${where} "${host}" has no scheme and is not a domain name: write the whole address, like ` +
+        `"https://chat.example.org", or "http://${host}" for a server of that name on the local network.`,
+    );
   }
   const prefix = url.pathname.replace(/\/+$/, "").replace(/\/api(\/v1)?$/, "");
   return { origin: url.origin, apiBase: `${prefix}/api/v1` };

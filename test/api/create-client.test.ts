@@ -10,6 +10,9 @@ const version = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
 
+/** A password or token written into a `url`, which no error may repeat. */
+const IN_URL = "pa55-in-url";
+
 describe("createClient", () => {
   test("sends User-Agent bothost/<version> by default, or the one given", async ({ server, makeClient }) => {
     server.reply(success(rec.ownUser), success(rec.ownUser));
@@ -47,11 +50,28 @@ describe("createClient", () => {
     [{ url: "https://x", email: EMAIL, apiKey: "" }, "createClient: option `apiKey` is missing or empty."],
     [
       { url: "ftp://x", email: EMAIL, apiKey: API_KEY },
-      'createClient option `url` must be an http:// or https:// URL, got "ftp://x".',
+      "createClient option `url` must start with http:// or https://, not ftp:.",
     ],
     [
-      { url: "https://x y", email: EMAIL, apiKey: API_KEY },
-      'createClient option `url` is not a valid server URL: "https://x y".',
+      { url: `mailto:${IN_URL}@x.org`, email: EMAIL, apiKey: API_KEY },
+      "createClient option `url` must start with http:// or https://, not mailto:.",
+    ],
+    [
+      { url: "notaurl", email: EMAIL, apiKey: API_KEY },
+      'createClient option `url` "notaurl" has no scheme and is not a domain name: write the whole address, ' +
+        'like "https://chat.example.org", or "http://notaurl" for a server of that name on the local network.',
+    ],
+    [
+      { url: `https://x y/${IN_URL}`, email: EMAIL, apiKey: API_KEY },
+      "createClient option `url` is not a valid server URL: write the organization's address",
+    ],
+    [
+      { url: `https://bot:${IN_URL}@chat.example.org`, email: EMAIL, apiKey: API_KEY },
+      'createClient option `url` must not carry a user name or password (before "@")',
+    ],
+    [
+      { url: `https://chat.example.org/?api_key=${IN_URL}`, email: EMAIL, apiKey: API_KEY },
+      'createClient option `url` must not have a query ("?…") or a fragment ("#…")',
     ],
     [
       { url: "https://x", email: EMAIL, apiKey: API_KEY, timeoutMs: 0 },
@@ -71,6 +91,7 @@ describe("createClient", () => {
     expect(error).toBeInstanceOf(ClientConfigError);
     expect((error as Error).message.startsWith(message)).toBe(true);
     expect((error as Error).message).not.toContain(API_KEY);
+    expect((error as Error).message).not.toContain(IN_URL);
   });
 
   test("each client's long polls have a connection of their own; its other calls share the pool", async ({
@@ -132,6 +153,9 @@ describe("server addresses", () => {
     ["https://chat.example.org/api/v1/", "https://chat.example.org", "/api/v1"],
     ["chat.example.org", "https://chat.example.org", "/api/v1"],
     ["localhost:9991", "http://localhost:9991", "/api/v1"],
+    ["chat.example.org:8443/chat", "https://chat.example.org:8443", "/chat/api/v1"],
+    ["http://zulip", "http://zulip", "/api/v1"],
+    ["[::1]:9991", "https://[::1]:9991", "/api/v1"],
     ["https://example.org/chat/", "https://example.org", "/chat/api/v1"],
   ] as const)("%s → %s %s", ([site, origin, apiBase]) => {
     expect(parseServerAddress(site, "test")).toEqual({ origin, apiBase });
