@@ -7,8 +7,8 @@ import type { Client } from "../api/create-client.ts";
 import type { MessageLedger } from "../pipeline/delivery-ledger.ts";
 import type { GapEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
-import { fetchHistory } from "./history.ts";
 import type { RegisterReason } from "./queue-consumer.ts";
+import { replayMessageFormat } from "./register-params.ts";
 
 export interface ReplayLimits {
   /** At most this many messages are replayed; older ones beyond it become a gap. */
@@ -50,6 +50,52 @@ export async function newestMessageId(
   return page.messages.reduce((max: number, m: Message) => Math.max(max, m.id), 0);
 }
 
+/** Messages per GET /messages of the catch-up. */
+const PAGE = 1000;
+
+/**
+ * The missed messages to replay, oldest first: read back from the newest, a page at a time, down
+ * to the cursor or to the first message past the limits (older than `maxAgeMs`, or beyond the
+ * newest `maxMessages`), so what would be thrown away is never fetched: at most
+ * `ceil(maxMessages / PAGE) + 1` calls, however many were missed. `skipped` counts the missed
+ * messages read but not kept; when paging stopped at the limits, older ones were not read, so it
+ * is then a lower bound (at least 1).
+ */
+async function fetchMissed(o: CatchUpOptions): Promise<{ kept: Message[]; skipped: number }> {
+  const cursor = o.ledger.cursor ?? 0;
+  const oldestAllowed = (o.now - o.limits.maxAgeMs) / 1000;
+  const kept: Message[] = [];
+  let skipped = 0;
+  let anchor: "newest" | number = "newest";
+  let past = false;
+  for (;;) {
+    const page = await o.client.messages.get(
+      {
+        anchor,
+        num_before: PAGE,
+        num_after: 0,
+        include_anchor: anchor === "newest",
+        narrow: o.narrow,
+        ...replayMessageFormat,
+      },
+      { signal: o.signal },
+    );
+    const batch = page.messages
+      .filter((m) => anchor === "newest" || m.id < anchor)
+      .sort((a, b) => b.id - a.id);
+    for (const m of batch) {
+      if (m.id <= cursor) return { kept: kept.reverse(), skipped };
+      // Once one message is past the limits, every older one is.
+      past ||= m.timestamp < oldestAllowed || kept.length >= o.limits.maxMessages;
+      if (past) skipped++;
+      else kept.push(m);
+    }
+    const last = batch.at(-1);
+    if (past || !last || page.found_oldest) return { kept: kept.reverse(), skipped };
+    anchor = last.id;
+  }
+}
+
 /**
  * Replay what was missed since the ledger's cursor, within the limits: when more than
  * `maxMessages` were missed, the newest are replayed and the oldest counted as skipped. On a first
@@ -63,20 +109,9 @@ export async function catchUp(
   let replayed = 0;
   let skipped = 0;
   if (wantsMessages(o.eventTypes) && o.limits.maxMessages > 0) {
-    const oldestAllowed = (o.now - o.limits.maxAgeMs) / 1000;
-    const missed = await fetchHistory(o.client, {
-      narrows: [o.narrow ?? []],
-      fromId: (o.ledger.cursor ?? 0) + 1,
-      limit: Number.POSITIVE_INFINITY,
-      signal: o.signal,
-    });
-    let kept = missed.filter((m) => m.timestamp >= oldestAllowed);
-    skipped = missed.length - kept.length;
-    if (kept.length > o.limits.maxMessages) {
-      skipped += kept.length - o.limits.maxMessages;
-      kept = kept.slice(kept.length - o.limits.maxMessages);
-    }
-    for (const message of kept) if (o.accept(message)) replayed++;
+    const missed = await fetchMissed(o);
+    skipped = missed.skipped;
+    for (const message of missed.kept) if (o.accept(message)) replayed++;
   }
   if (firstEver) return { replayed, skipped, gap: undefined };
   const otherTypes = (o.eventTypes ?? ["*"]).filter((t) => t !== "message");

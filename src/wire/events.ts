@@ -152,7 +152,10 @@ export type GapEvent = {
   eventTypes: string[];
   /** Messages fetched again and handed to the bot. */
   replayedMessages: number;
-  /** Messages missed but not replayed because of the replay limits. */
+  /**
+   * Messages missed but not replayed because of the replay limits: those read. Catch-up stops
+   * reading at the first message past a limit, so older missed ones are not counted (a lower bound).
+   */
   skippedMessages: number;
 };
 

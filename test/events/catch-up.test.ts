@@ -69,3 +69,59 @@ it("replays the newest messages within the limits, counts the rest as skipped, a
   });
   expect(result.gap).not.toHaveProperty("id"); // bothost made it: no queue id, not even a fake one
 });
+
+it("reads back only the pages it replays: older messages past max_age or max_messages are not fetched", async () => {
+  const clock = new ManualClock(Date.now() - 7 * HOUR);
+  const s = await startSandbox({ clock });
+  sandbox = s;
+  s.control.createUser({ email: BOT, full_name: "Catch-up", bot: "generic", owner: "owner@sandbox.example" });
+  s.control.setRateLimit(true);
+  const send = (content: string) => s.control.sendAs(MEMBER, { type: "private", to: [BOT], content }).id;
+  const handled = send("handled before the outage");
+  // A six-hour outage in a busy conversation: 4,000 messages older than max_age, then 1,500 recent.
+  for (let i = 0; i < 4000; i++) send(`old ${i}`);
+  await clock.tickTo(Date.now() - 30 * 60_000);
+  const recent = Array.from({ length: 1500 }, (_, i) => send(`recent ${i}`));
+
+  const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT), clock });
+  const run = async (limits: { maxMessages: number; maxAgeMs: number }) => {
+    const ledger = await DeliveryLedger.open(new MemoryStore());
+    await ledger.baseline(handled);
+    const accepted: number[] = [];
+    const before = s.control.requests.length;
+    const result = await catchUp(
+      {
+        client,
+        ledger,
+        narrow: undefined,
+        limits,
+        eventTypes: ["message"],
+        reason: "start",
+        since: undefined,
+        now: clock.now(),
+        signal: new AbortController().signal,
+        accept: (m: Message) => accepted.push(m.id) > 0,
+      },
+      false,
+    );
+    const calls = s.control.requests.slice(before).map((r) => `${r.method} ${r.path} ${r.status}`);
+    return { accepted, result, calls };
+  };
+
+  // Within max_messages: the 1,500 recent ones, in two pages; the old ones past max_age are not read.
+  const byAge = await run({ maxMessages: 2000, maxAgeMs: HOUR });
+  expect(byAge.accepted).toEqual(recent);
+  expect(byAge.calls).toEqual(["GET /messages 200", "GET /messages 200"]);
+  expect(byAge.result.skipped).toBeGreaterThan(0);
+  expect(byAge.result.gap).toMatchObject({ replayedMessages: 1500 });
+
+  // The newest 1,000 in one page, the one read past them showing that more were missed.
+  const byCount = await run({ maxMessages: 999, maxAgeMs: 24 * HOUR });
+  expect(byCount.accepted).toEqual(recent.slice(-999));
+  expect(byCount.calls).toEqual(["GET /messages 200"]);
+  expect(byCount.result).toMatchObject({ replayed: 999, skipped: 1 });
+
+  // Every call went through the client's budget, and none was refused.
+  expect(client.budget.other.calls).toBe(3);
+  expect(s.control.rateLimitCount(BOT, "other")).toEqual({ calls: 3, refused: 0 });
+});
