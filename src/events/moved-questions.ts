@@ -7,9 +7,11 @@
  *
  * A question moved to another channel: the bot may not have been subscribed there while it was
  * down, and then the server kept none of that channel's messages for it (its catch-up has none),
- * so the new topic's messages after the question are read too (one GET /messages, at most
- * {@link MOVED_TOPIC_MAX}) and handed on as caught up (those handled or caught up already are
- * dropped as duplicates): an answer typed there meanwhile is taken.
+ * so the new topic's messages after the question are read too (at most {@link MOVED_TOPIC_MAX}
+ * after each) and handed on as caught up (those handled or caught up already are dropped as
+ * duplicates): an answer typed there meanwhile is taken. The questions moved into one topic share
+ * its read, forward from the first of them, 1,000 messages per GET /messages: a topic of many
+ * questions moved together costs one call per 1,000 of its messages read, not one per question.
  *
  * A read by ids lists the messages the bot holds, and a move to a channel the bot is not
  * subscribed to takes the question from it: the channel questions missing from the pages are read
@@ -27,7 +29,7 @@ import type { Client } from "../api/create-client.ts";
 import { messagePages, PUBLIC_CHANNELS } from "../api/message-pages.ts";
 import { type Move, readBackMove } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Message } from "../wire/records.ts";
-import { fetchHistory } from "./history.ts";
+import { replayMessageFormat } from "./register-params.ts";
 
 export interface MovedQuestions {
   client: Client;
@@ -61,10 +63,13 @@ export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
   if (o.waiting.size === 0 && direct.length === 0 && asked.length === 0) return 0;
   const inChannels = [...new Set([...o.waiting.keys(), ...asked])];
   const found = new Set<number>();
-  let moved = await readAndFollow(o, [...inChannels, ...direct], found);
+  const elsewhere = new Map<string, MovedTopic>();
+  const all = { ...o, elsewhere };
+  let moved = await readAndFollow(all, [...inChannels, ...direct], found);
   // Not held (anymore): moved to a channel the bot is not in, or deleted.
   const missing = byIds ? inChannels.filter((id) => !found.has(id)) : [];
-  if (missing.length > 0) moved += await readAndFollow({ ...o, narrow: PUBLIC_CHANNELS }, missing, found);
+  if (missing.length > 0) moved += await readAndFollow({ ...all, narrow: PUBLIC_CHANNELS }, missing, found);
+  for (const topic of elsewhere.values()) await readMovedTopic(o, topic);
   const deleted = [...asked, ...direct].filter((id) => !found.has(id));
   if (deleted.length > 0) await o.gone?.(deleted);
   return moved;
@@ -72,7 +77,7 @@ export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
 
 /** Read `ids` (those read already are not asked again), adding each found to `found`; follow those moved. */
 async function readAndFollow(
-  o: MovedQuestions & { narrow?: typeof PUBLIC_CHANNELS },
+  o: Following & { narrow?: typeof PUBLIC_CHANNELS },
   ids: readonly number[],
   found: Set<number>,
 ): Promise<number> {
@@ -90,8 +95,18 @@ async function readAndFollow(
   return moved;
 }
 
+/** A topic in another channel that questions moved into, and those questions' ids. */
+interface MovedTopic {
+  channelId: number;
+  topic: string;
+  questions: Set<number>;
+}
+
+/** The call's state: the topics in other channels questions moved into, read once all are followed. */
+type Following = MovedQuestions & { elsewhere: Map<string, MovedTopic> };
+
 /** Follow each of `messages` no longer where its dialog waits; returns how many had moved. */
-async function followAll(o: MovedQuestions, messages: readonly Message[]): Promise<number> {
+async function followAll(o: Following, messages: readonly Message[]): Promise<number> {
   let moved = 0;
   for (const m of messages) {
     const from = o.waiting.get(m.id);
@@ -100,12 +115,51 @@ async function followAll(o: MovedQuestions, messages: readonly Message[]): Promi
     await o.follow(move);
     moved++;
     if (o.accept === undefined || move.from.startsWith(`channel:${move.channelId}:`)) continue;
-    const narrow = [
-      { operator: "channel", operand: move.channelId },
-      { operator: "topic", operand: move.topic },
-    ] as const;
-    const range = { narrows: [narrow], fromId: m.id + 1, limit: MOVED_TOPIC_MAX, signal: o.signal };
-    for (const message of await fetchHistory(o.client, range)) o.accept(message);
+    const key = `${move.channelId}:${move.topic}`;
+    const topic = o.elsewhere.get(key) ?? {
+      channelId: move.channelId,
+      topic: move.topic,
+      questions: new Set(),
+    };
+    topic.questions.add(m.id);
+    o.elsewhere.set(key, topic);
   }
   return moved;
+}
+
+/** Messages per GET /messages of a moved topic's read. */
+const TOPIC_PAGE = 1000;
+
+/**
+ * Hand on the messages of `moved`'s topic that follow one of its questions by at most
+ * {@link MOVED_TOPIC_MAX}: read forward from the first question, a page at a time, until that many
+ * follow the last question or the topic's newest is reached.
+ */
+async function readMovedTopic(o: MovedQuestions, moved: MovedTopic): Promise<void> {
+  const narrow = [
+    { operator: "channel", operand: moved.channelId },
+    { operator: "topic", operand: moved.topic },
+  ] as const;
+  const last = Math.max(...moved.questions);
+  let anchor = Math.min(...moved.questions);
+  // Messages since the latest question read: one is handed on while this is within the window.
+  let since = 0;
+  for (;;) {
+    const page = await o.client.messages.get(
+      { anchor, num_before: 0, num_after: TOPIC_PAGE, include_anchor: false, narrow, ...replayMessageFormat },
+      { signal: o.signal },
+    );
+    const batch = page.messages.filter((m) => m.id > anchor).sort((a, b) => a.id - b.id);
+    for (const m of batch) {
+      if (moved.questions.has(m.id)) {
+        since = 0;
+        continue;
+      }
+      if (++since <= MOVED_TOPIC_MAX) o.accept?.(m);
+      else if (m.id > last) return;
+    }
+    const end = batch.at(-1);
+    if (!end || page.found_newest) return;
+    anchor = end.id;
+  }
 }

@@ -112,3 +112,49 @@ it("questions waiting in direct messages are read in the same pages; one absent 
   // An older server is asked one question at a time: nothing is concluded.
   expect(await read(200)).toEqual([]);
 });
+
+it("questions moved together into a topic of another channel share one read of it, within the rate limits", async () => {
+  const s = await startSandbox();
+  sandbox = s;
+  s.control.createUser({ email: BOT, full_name: "Moves", bot: "generic", owner: "owner@sandbox.example" });
+  s.control.setRateLimit(true);
+  const OWNER = "owner@sandbox.example";
+  const MEMBER = "member@sandbox.example";
+  const here = { type: "stream" as const, to: "general", topic: "standup" };
+  const questions = Array.from(
+    { length: 30 },
+    (_, i) => s.control.sendAs(BOT, { ...here, content: `Q${i}?` }).id,
+  );
+  const answer = (content: string) => s.control.sendAs(MEMBER, { ...here, content }).id;
+  const answers = [answer("a"), answer("b")];
+  const general = s.control.messages().find((m) => m.id === questions[0])!.stream_id!;
+  // While no queue read: the owner moves the whole topic to a channel the bot is not in.
+  const owner = createClient({
+    url: s.url,
+    email: OWNER,
+    apiKey: s.control.apiKeyOf(OWNER),
+    rateLimit: false,
+  });
+  await owner.channels.subscribe({ subscriptions: [{ name: "kitchen" }] });
+  const kitchen = (await owner.channels.id("kitchen")).stream_id;
+  await owner.messages.update(questions[0]!, { stream_id: kitchen, propagate_mode: "change_all" });
+  const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT) });
+  const before = s.control.requests.length;
+  const accepted: number[] = [];
+  const moved = await followMovedQuestions({
+    client,
+    featureLevel: 400,
+    signal: new AbortController().signal,
+    waiting: new Map(questions.map((id) => [id, `channel:${general}:standup`])),
+    read: new Map(),
+    follow: async () => {},
+    accept: (m) => accepted.push(m.id),
+  });
+  expect(moved).toBe(30);
+  // The questions' read by ids (the bot still holds what it sent), then the topic's.
+  const calls = s.control.requests.slice(before).map((r) => `${r.method} ${r.path} ${r.status}`);
+  expect(calls).toEqual(Array(2).fill("GET /messages 200"));
+  expect(client.budget.other.calls).toBe(2);
+  // Each answer once; the questions are the bot's own.
+  expect(accepted).toEqual(answers);
+});
