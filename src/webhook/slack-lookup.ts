@@ -9,9 +9,12 @@ import type { Message } from "../wire/records.ts";
 
 type MessageEvent = EventMap["message"];
 
-/** Messages per page, and pages at most: the sender may have posted many more meanwhile. */
-const PAGE = 100;
-const MAX_PAGES = 10;
+/**
+ * The pages read, newest first: the message is mostly among the sender's newest few; one the
+ * sender posted many more after (a flood, a delivery retried late) costs one more call, not one
+ * per 100 messages. 1,000 messages at most.
+ */
+const PAGES = [100, 900] as const;
 
 /** What a Slack-form delivery says of its message: enough to look it up. */
 export interface SlackDelivery {
@@ -82,11 +85,11 @@ export async function findSlackMessage(
   const sameSecond: Message[] = [];
   let anchor: "newest" | number = "newest";
   // Newest first, back to the first message older than the delivery's: its second is all seen.
-  for (let page = 0; page < MAX_PAGES; page++) {
+  for (const size of PAGES) {
     const { messages, found_oldest } = await client.messages.get(
       {
         anchor,
-        num_before: PAGE,
+        num_before: size,
         num_after: 0,
         ...(anchor === "newest" ? {} : { include_anchor: false }),
         narrow: [
