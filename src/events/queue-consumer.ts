@@ -11,6 +11,7 @@ import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { graceAfter, REGISTER_GRACE_MS } from "./grace-after.ts";
 import type { PollPacer } from "./poll-pacing.ts";
+import type { QueueApi } from "./server-queue.ts";
 import { UnknownEventWarnings } from "./unknown-events.ts";
 
 /** Batches of at most this many events are dispatched before the next poll is sent. */
@@ -27,17 +28,6 @@ type ConsumerState =
   | "stopping"
   | "stopped"
   | "auth_failed";
-
-/** What the consumer needs from the server: a boundary the runtime adapts the client to. */
-export interface QueueApi {
-  register(signal: AbortSignal): Promise<RegisterResponse>;
-  poll(
-    queueId: string,
-    lastEventId: number,
-    opts: { signal: AbortSignal; timeoutMs: number },
-  ): Promise<unknown[]>;
-  deleteQueue(queueId: string): Promise<void>;
-}
 
 export interface QueueConsumerOptions {
   api: QueueApi;
@@ -110,6 +100,8 @@ export class QueueConsumer {
   longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #lastEventId = -1;
   #failures = 0;
+  /** Queues lost in a row (expired, acknowledgement refused) with no poll answered in between. */
+  #lost = 0;
   /** When the last poll was sent. */
   #sentAt = 0;
   #fatal: unknown;
@@ -177,6 +169,10 @@ export class QueueConsumer {
       if (queueId === null) {
         const reason = this.#pendingReason ?? "queue_expired";
         this.#pendingReason = undefined;
+        // A queue lost before any poll of it was answered: each registration waits longer (0.5-1 s
+        // doubling to 30-60 s), so a server that drops every new queue does not spend the budget.
+        const spacing = this.#lost > 1 ? Math.min(60_000, 1000 * 2 ** (this.#lost - 2)) : 0;
+        if (spacing > 0) await this.#wait(spacing * (0.5 + Math.random() / 2), signal);
         await this.#register(reason);
         continue;
       }
@@ -207,7 +203,7 @@ export class QueueConsumer {
    */
   #take(raw: unknown[], queueId: string, signal: AbortSignal): Promise<void> | undefined {
     this.lastContactAt = this.#opts.clock.now();
-    this.#failures = 0;
+    this.#failures = this.#lost = 0;
     const batch: ParsedEvent[] = [];
     let others = false; // events other than messages: saved before the poll acknowledging them
     for (let i = 0; i < raw.length; i++) {
@@ -294,6 +290,7 @@ export class QueueConsumer {
   }
 
   #dropQueue(reason: RegisterReason): void {
+    this.#lost++;
     this.queueId = null;
     this.#pendingReason = reason;
   }

@@ -6,7 +6,17 @@ import { watchBudgetWaits } from "../api/budget-waits.ts";
 import type { Client } from "../api/create-client.ts";
 import type { BotIdentity } from "../pipeline/incoming.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import type { QueueApi } from "./queue-consumer.ts";
+
+/** What the consumer needs from the server: a boundary the runtime adapts the client to. */
+export interface QueueApi {
+  register(signal: AbortSignal): Promise<RegisterResponse>;
+  poll(
+    queueId: string,
+    lastEventId: number,
+    opts: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<unknown[]>;
+  deleteQueue(queueId: string): Promise<void>;
+}
 
 /**
  * The bot's user from a register response, which carries it on recent servers; else the one

@@ -13,6 +13,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { realClock } from "../../src/time/clock.ts";
 import { deferred } from "../support/deferred.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 
 const BOT = "reader-bot@sandbox.example";
 let sandbox: Sandbox | undefined;
@@ -126,6 +127,43 @@ it("a renewal whose old poll is cut registers anew at once, as a renewal, with n
   consumer.renew();
   await expect.poll(() => reasons).toEqual(["start", "event_types"]);
   expect(warnings).toEqual([]);
+  abort.abort();
+  await consumer.stop();
+});
+
+it("a server that drops every new queue before its first poll is answered: registrations wait longer each time, not back to back", async () => {
+  const client = await readerBot();
+  sandbox!.control.setRateLimit(true);
+  const clock = new ManualClock(Date.now());
+  // Every poll finds its queue gone, as on a server that loses each queue at once.
+  sandbox!.control.failNext(100, {
+    status: 400,
+    body: { result: "error", code: "BAD_EVENT_QUEUE_ID", msg: "Bad event queue ID: x", queue_id: "x" },
+    paths: ["/events"],
+    methods: ["GET"],
+  });
+  const api = queueApiFor(client, () => client.events.register({ event_types: ["message"] }));
+  const abort = new AbortController();
+  const consumer = new QueueConsumer({
+    api,
+    log: silentLogger,
+    clock,
+    signal: abort.signal,
+    onRegistered: async () => {},
+    onEvents: async () => {},
+    waitForCapacity: async () => {},
+  });
+  await consumer.start();
+  const registers = () => sandbox!.control.requests.filter((r) => r.path === "/register").length;
+  // The first queue, and the one after the first loss at once; the next waits for the clock.
+  await expect.poll(() => clock.nextDueAt()).toBeDefined();
+  await flushAsync(20);
+  expect(registers()).toBe(2);
+  // Half a second to a second; the one after waits again.
+  await clock.advance(1000);
+  await expect.poll(registers).toBe(3);
+  await flushAsync(20);
+  expect(registers()).toBe(3);
   abort.abort();
   await consumer.stop();
 });
