@@ -1,6 +1,7 @@
 /**
  * Which config values are secrets, and how to keep them out of messages.
  */
+import type { Config } from "./schema.ts";
 
 const SECRET_KEY = /(api_?key|token|secret|password|passwd|credential)/i;
 
@@ -43,4 +44,35 @@ export function redact(text: string, secrets: Iterable<string>): string {
     if (secret.length >= 4) out = out.split(secret).join("[hidden]");
   }
   return out;
+}
+
+/**
+ * Every secret of a loaded config: each string under a key named like a secret (bots' API keys,
+ * outgoing-webhook tokens, secrets in bots' settings, the admin token, Sentinel passwords) and the
+ * password of a `state.redis` URL. What logs and dead letters hide wherever it is quoted.
+ */
+export function configSecrets(config: Config): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, path: PropertyKey[]): void => {
+    if (typeof value === "string") {
+      if (isSecretPath(path)) found.push(value);
+    } else if (typeof value === "object" && value !== null) {
+      // A list's entries too: their keys ("0", "1") are no secret's.
+      for (const [key, item] of Object.entries(value)) walk(item, [...path, key]);
+    }
+  };
+  walk(config, []);
+  const redis = config.state.redis;
+  const password = typeof redis === "string" && URL.canParse(redis) ? new URL(redis).password : "";
+  if (password !== "") found.push(password, decoded(password));
+  return found;
+}
+
+/** A URL's percent-encoded part as written before encoding (as is where it is no valid encoding). */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }

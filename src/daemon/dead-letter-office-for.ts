@@ -1,10 +1,12 @@
 /**
  * The dead letters of every bot in a config, as the daemon keeps them and `bothost failed` reads
- * them: each bot's bound from `retries.dead_letters`, its secrets redacted from stored errors.
+ * them: each bot's bound from `retries.dead_letters`, the config's secrets redacted from stored
+ * errors (and, for the daemon, hidden from its log lines too, which quote the same errors).
  */
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.ts";
-import { redact } from "../config/secrets.ts";
+import { configSecrets, redact } from "../config/secrets.ts";
+import { hideInLog } from "../log/create-logger.ts";
 import { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLettersOptions } from "../state/dead-letters.ts";
 import type { StateBackend } from "../state/state-store.ts";
@@ -23,10 +25,10 @@ export function deadLetterOfficeFor(
   daemonId?: string,
 ): DeadLetterOffice {
   const bots = new Map<string, DeadLettersOptions>();
+  // Any bot's, not only its own: a handler may quote what its settings hold (a password in a URL).
+  const secrets = configSecrets(config);
+  if (log) hideInLog(log, secrets);
   for (const [name, bot] of Object.entries(config.bots)) {
-    const secrets = [bot.api_key, bot.outgoing_webhook?.token, config.http?.admin_token].filter(
-      (s): s is string => s !== undefined,
-    );
     bots.set(name, {
       max: bot.retries.dead_letters,
       redact: (text) => redact(text, secrets),

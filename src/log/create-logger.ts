@@ -1,11 +1,13 @@
 /**
- * The daemon's logger: pino JSON lines, or a readable form on a terminal, with secrets redacted
- * (src/log/redact-line.ts).
+ * The daemon's logger: pino JSON lines, or a readable form on a terminal, with secrets redacted:
+ * the values of keys named like a secret (src/log/redact-line.ts), and the values given to
+ * {@link hideInLog} wherever they are quoted (src/log/hidden-values.ts).
  */
 
 import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
 import type PinoPretty from "pino-pretty";
+import { HiddenValues } from "./hidden-values.ts";
 import { redactLine } from "./redact-line.ts";
 import { serializeError } from "./serialize-error.ts";
 
@@ -18,13 +20,25 @@ export interface LoggerSettings {
   destination?: DestinationStream;
 }
 
+/** The values each logger made here hides (its children write through its hook). */
+const hiddenIn = new WeakMap<Logger, HiddenValues>();
+
+/**
+ * Hides `values` (the config's secrets) from every line `log` and its children write from now on,
+ * besides those hidden before. A logger not made by {@link createLogger} is left as it is.
+ */
+export function hideInLog(log: Logger, values: Iterable<string>): void {
+  hiddenIn.get(log)?.add(values);
+}
+
 export function createLogger(settings: LoggerSettings = {}): Logger {
+  const hidden = new HiddenValues();
   const options: LoggerOptions = {
     level: settings.level ?? "info",
     base: { pid: process.pid },
     // On the finished line rather than pino's redact paths, which copied the object of every line
     // (several KB per line) to look for secrets that are almost never there.
-    hooks: { streamWrite: redactLine },
+    hooks: { streamWrite: (line) => hidden.redact(redactLine(line)) },
     serializers: { err: serializeError },
   };
   const wantPretty =
@@ -38,9 +52,14 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
       translateTime: "SYS:HH:MM:ss.l",
       destination: settings.destination ?? stdoutSink(),
     });
-    return pino(options, stream);
+    return hiding(pino(options, stream), hidden);
   }
-  return pino(options, settings.destination ?? stdoutSink());
+  return hiding(pino(options, settings.destination ?? stdoutSink()), hidden);
+}
+
+function hiding(log: Logger, hidden: HiddenValues): Logger {
+  hiddenIn.set(log, hidden);
+  return log;
 }
 
 /**
