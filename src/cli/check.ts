@@ -7,6 +7,7 @@ import type { ConfigSource } from "../config/config-source.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
+import { configSecrets, redact } from "../config/secrets.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
 import { noAccountProblem, outgoingAccountProblem } from "../daemon/sandbox-accounts.ts";
 import {
@@ -52,9 +53,11 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     const named = new Map(
       loaded.map((b) => [b.name, namedIn(b.definition.settings, b.settings, ["bots", b.name, "settings"])]),
     );
+    // A setup's error may quote a secret of the config (a password from its settings in a URL).
+    const secrets = configSecrets(config);
     if (problems.length > 0) {
       for (const line of problems.flatMap((p) => p.line.split("\n")))
-        process.stderr.write(`bothost check: ${line}\n`);
+        process.stderr.write(`bothost check: ${redact(line, secrets)}\n`);
       return problems.some((p) => p.declaration) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
     }
     if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {

@@ -74,7 +74,7 @@ export class Daemon {
   readonly #budgets: AccountBudgets;
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
-  readonly #startFailures = new StartFailures();
+  readonly #startFailures = new StartFailures(() => this.config);
   /** Served at `/metrics`; only with `http` (a reload cannot add the listener). */
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener (with `http.listen`) and the admin socket, once listening. */

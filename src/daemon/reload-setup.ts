@@ -10,6 +10,7 @@
  * version keeps its old ones instead of stopping for good.
  */
 import type { BotConfig, Config } from "../config/schema.ts";
+import { configSecrets, redact } from "../config/secrets.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { Clock } from "../time/clock.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
@@ -79,7 +80,9 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
   if (problems.length === 0 && !o.signal?.aborted) return made;
   // Never started: stopping releases what the runtimes hold (their services, timers).
   await Promise.all([...made.values()].map((r) => r.stop(0)));
-  const why = problems.map((p) => p.line).join("\n") || "the daemon is stopping";
+  // A setup's error may quote a secret of the config (a password from its settings in a URL).
+  const secrets = configSecrets(o.after);
+  const why = problems.map((p) => redact(p.line, secrets)).join("\n") || "the daemon is stopping";
   throw new BothostError("RELOAD_REFUSED", why);
 }
 

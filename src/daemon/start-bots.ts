@@ -7,6 +7,8 @@ import type { Logger } from "pino";
 import { AUTH_REJECTED, isAuthError } from "../api/errors.ts";
 import type { BotSwitch } from "../cluster/bot-switch.ts";
 import type { Coordinator } from "../cluster/coordinator.ts";
+import type { Config } from "../config/schema.ts";
+import { configSecrets, redact } from "../config/secrets.ts";
 import { isStateError } from "../state/state-error.ts";
 import { mapLimited } from "./map-limited.ts";
 import type { ServerLooks } from "./server-looks.ts";
@@ -15,14 +17,22 @@ import { failureLogFields, startFailure } from "./status-of.ts";
 import { isRefusedDeclaration } from "./trial-setup.ts";
 
 /**
- * Why each bot that failed to start did, in words (`bothost status`), and which of those failures
- * were a declaration of its setup bothost refused (the bot's code to fix, as `check` says it).
+ * Why each bot that failed to start did, in words (`bothost status`, `/readyz`, the stop's lines),
+ * and which of those failures were a declaration of its setup bothost refused (the bot's code to
+ * fix, as `check` says it). The words hide the config's secrets: a setup's error may quote one.
  */
 export class StartFailures extends Map<string, string> {
   readonly #refused = new Set<string>();
+  readonly #config: () => Config;
+
+  /** `config`: the config in force, whose secrets the words hide. */
+  constructor(config: () => Config) {
+    super();
+    this.#config = config;
+  }
 
   note(name: string, error: unknown): void {
-    this.set(name, startFailure(error));
+    this.set(name, redact(startFailure(error), configSecrets(this.#config())));
     if (isRefusedDeclaration(error)) this.#refused.add(name);
     else this.#refused.delete(name);
   }

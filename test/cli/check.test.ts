@@ -7,6 +7,7 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
@@ -253,6 +254,27 @@ describe("bothost check", () => {
         `^bothost check: echo: GET /users/me: could not reach the server at http://127\\.0\\.0\\.1:${closed}: .*ECONNREFUSED`,
       ),
     );
+  });
+});
+
+describe("bothost check on a setup that quotes a secret", () => {
+  it("hides the password of the bot's settings in the setup's error", async () => {
+    sandbox = await startSandbox({ org: org() });
+    const { file, env } = await configFor(sandbox.url, { echo: ["echo-bot@sandbox.example"] });
+    // fetch's Request refuses a URL with credentials, quoting the whole URL in its error.
+    const module = path.join(dir, "hook.mjs");
+    const zod = pathToFileURL(path.join(repoRoot, "node_modules/zod/index.js")).href;
+    await writeFile(
+      module,
+      `import { z } from "${zod}";\n` +
+        "export default { settings: z.object({ password: z.string() }), setup(bot, s) { new Request(`https://deploy:${s.password}@ci.example.org/go`); } };\n",
+    );
+    const text = (await readFile(file, "utf8")).replace(MODULE, module);
+    await writeFile(file, `${text}    settings: { password: HookPassw0rdSecret }\n`);
+    const { code, stderr } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(1);
+    expect(stderr).toContain("includes credentials: https://deploy:[hidden]@ci.example.org/go");
+    expect(stderr).not.toContain("HookPassw0rdSecret");
   });
 });
 

@@ -139,6 +139,11 @@ describe("a reload whose new version does not set up", () => {
       'throw new TypeError("settings.x is missing");',
       /setup threw TypeError at \S*\/bad\.mjs:\d+:\d+: settings\.x is missing$/,
     ],
+    [
+      "an error quoting a secret of the config (the bot's key): hidden",
+      'throw new TypeError("refused for key " + process.env.E2E_KEY_BAD);',
+      /setup threw TypeError at \S*\/bad\.mjs:\d+:\d+: refused for key \[hidden\]$/,
+    ],
   ])("is refused for %s, and the old version keeps running untouched", async (_what, extra, problem) => {
     const sandbox = await startE2eSandbox(orgWithBots(3));
     const d = await startReady(sandbox);

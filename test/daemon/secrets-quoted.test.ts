@@ -51,3 +51,21 @@ it("hides a settings password and the API key quoted by a failed handler's error
     expect(text).not.toContain(secret);
   }
 });
+
+it("hides a settings password that a failed setup's error quotes from the bot's status", async () => {
+  const definition = defineBot({
+    settings: z.object({ password: z.string() }),
+    setup(_bot, { password }) {
+      // fetch's Request refuses a URL with credentials, quoting the whole URL in its error.
+      new Request(`https://deploy:${password}@ci.example.org/go`);
+    },
+  });
+  running = await world.daemon({
+    hook: { email: BOT, definition, extra: `settings: { password: ${PASSWORD} }` },
+  });
+  expect(running.report.failed.map((f) => f.name)).toEqual(["hook"]);
+  const [status] = (await running.daemon.status()).bots;
+  expect(status?.reason).toContain("includes credentials: https://deploy:[hidden]@ci.example.org/go");
+  expect(JSON.stringify(await running.daemon.status())).not.toContain(PASSWORD);
+  expect(running.logText()).not.toContain(PASSWORD);
+});
