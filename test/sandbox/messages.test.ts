@@ -533,7 +533,8 @@ test("direct message recipients led by neither an email nor an integer id are 'I
 }) => {
   const bot = sb.as(BOT);
   const member = sb.sandbox.control.users().find((u) => u.email === MEMBER)!;
-  for (const to of ["[1.5]", "[null]", "[[1]]", '[{"id":1}]', '{"id":1}', "5"]) {
+  // A whole number written with a fraction or an exponent is a float to the server's JSON, no id.
+  for (const to of ["[1.5]", "[1.0]", "[1e0]", "1.0", "[null]", "[[1]]", '[{"id":1}]', '{"id":1}', "5"]) {
     const reply = await bot.post("/messages", { type: "direct", to, content: "x" });
     expect([to, reply.status, reply.body]).toEqual([
       to,
@@ -541,7 +542,45 @@ test("direct message recipients led by neither an email nor an integer id are 'I
       { result: "error", msg: "Invalid data type for recipients", code: "BAD_REQUEST" },
     ]);
   }
-  const mixed = await bot.post("/messages", { type: "direct", to: `[${member.user_id}, 1.5]`, content: "x" });
-  expect(mixed.body.msg).toBe("Recipient lists may contain emails or user IDs, but not both.");
+  for (const to of [`[${member.user_id}, 1.5]`, `[${member.user_id}, 1.0]`]) {
+    const mixed = await bot.post("/messages", { type: "direct", to, content: "x" });
+    expect(mixed.body.msg).toBe("Recipient lists may contain emails or user IDs, but not both.");
+  }
+  const channel = await bot.post("/messages", { type: "stream", to: "1.0", topic: "t", content: "x" });
+  expect(channel.body.msg).toBe("Invalid data type for channel");
+  // Refused for its type before any channel is looked up: the bot's owner is told nothing.
   expect(sb.sandbox.control.messages()).toEqual([]);
+});
+
+test("a direct message's to reads a boolean as the server's Python does: true is user id 1, false 0", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const member = sb.sandbox.control.users().find((u) => u.email === MEMBER)!;
+  for (const [to, asRead] of [
+    ["[true]", "[1]"],
+    ["[false]", "[0]"],
+    [`[${member.user_id}, true]`, `[${member.user_id}, 1]`],
+  ] as const) {
+    const reply = await bot.post("/messages", { type: "direct", to, content: "x" });
+    const same = await bot.post("/messages", { type: "direct", to: asRead, content: "x" });
+    expect([to, reply.status, reply.body.msg]).toEqual([to, same.status, same.body.msg]);
+  }
+  const sent = sb.sandbox.control.messages() as { dm_user_ids: number[] }[];
+  // [true] and [1], then the member with true and with 1: each reached user 1 ([false] is refused as [0]).
+  expect(sent.map((m) => m.dm_user_ids.includes(1))).toEqual([true, true, true, true]);
+});
+
+test("GET /messages with a negative window size says the parameter is too small, as the server's NonNegativeInt does", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  for (const name of ["num_before", "num_after"]) {
+    const reply = await bot.get("/messages", { anchor: "newest", num_before: 0, num_after: 0, [name]: -1 });
+    expect([name, reply.status, reply.body]).toEqual([
+      name,
+      400,
+      { result: "error", msg: `${name} is too small`, code: "BAD_REQUEST" },
+    ]);
+  }
 });

@@ -6,7 +6,7 @@
  * stream_typing_notifications, none for channels over 100 subscribers.
  */
 import type { SandboxCore } from "../core.ts";
-import { badRequest, missingArgument } from "../http/api-error.ts";
+import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
@@ -50,20 +50,25 @@ function parseAnchor(raw: string | undefined, useFirstUnread: boolean): number |
 /** The parameters `message_ids` cannot be sent with (the server's IncompatibleParametersError). */
 const WINDOW_PARAMS = "num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor";
 
+/** A window size below 0: the server's typed parameter (NonNegativeInt) says it "is too small". */
+function nonNegative(value: number, name: string): number {
+  if (value < 0) throw badRequest(`${name} is too small`);
+  return value;
+}
+
 function getMessages(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   const data = core.data;
   const anchorRaw = params.str("anchor");
   const includeAnchor = params.bool("include_anchor") ?? true;
-  const numBefore = params.int("num_before") ?? 0;
-  const numAfter = params.int("num_after") ?? 0;
+  const numBefore = nonNegative(params.int("num_before") ?? 0, "num_before");
+  const numAfter = nonNegative(params.int("num_after") ?? 0, "num_after");
   const narrowJson = params.json("narrow");
   const clientGravatar = params.bool("client_gravatar") ?? true;
   const applyMarkdown = params.bool("apply_markdown") ?? true;
   const useFirstUnread = params.bool("use_first_unread_anchor") ?? false;
   const allowEmptyTopicName = params.bool("allow_empty_topic_name") ?? false;
   const messageIds = params.intList("message_ids");
-  if (numBefore < 0 || numAfter < 0) throw badRequest("Invalid num_before or num_after");
   if (messageIds !== undefined && (numBefore || numAfter || anchorRaw !== undefined || useFirstUnread)) {
     throw badRequest(`Unsupported parameter combination: ${WINDOW_PARAMS}`, { parameters: WINDOW_PARAMS });
   }
@@ -134,7 +139,9 @@ export function sendFromParams(core: SandboxCore, user: UserRecord, params: Para
   try {
     target = resolveTarget(core, type, to, topic);
   } catch (err) {
-    notifyOwnerOfMissingStream(core, user, type, to);
+    // Only a channel looked up and not found: a `to` refused before (its type) tells nobody.
+    if (err instanceof ApiError && err.wireCode === "STREAM_DOES_NOT_EXIST")
+      notifyOwnerOfMissingStream(core, user, type, to);
     throw err;
   }
   const msg = sendMessage(core, user, target, content, {

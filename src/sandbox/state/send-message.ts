@@ -211,14 +211,33 @@ export function normalizeContent(raw: string): string {
   return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
 }
 
+const NOT_JSON = Symbol("not JSON");
+
+/**
+ * A `to` as the server's JSON decoding types it, for its `isinstance(x, int)` checks: a number
+ * written with a fraction or an exponent (`1.0`, `1e2`) is a float, not an id (here null, which
+ * every check refuses as it refuses a float), and a boolean is an int (Python's bool is one), so
+ * `true` is id 1 and `false` id 0, at the top or as a list's element.
+ */
+function asPythonReadsIt(raw: string): unknown {
+  try {
+    JSON.parse(raw);
+  } catch {
+    return NOT_JSON;
+  }
+  // Outside string literals, each number token with a fraction or an exponent becomes null.
+  const floatsNulled = raw.replace(/"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g, (token) =>
+    token.startsWith('"') || !/[.eE]/.test(token) ? token : "null",
+  );
+  const asInt = (v: unknown) => (typeof v === "boolean" ? Number(v) : v);
+  const data: unknown = JSON.parse(floatsNulled);
+  return Array.isArray(data) ? data.map(asInt) : asInt(data);
+}
+
 /** A stream `to`: a raw name, a JSON string, a JSON int id, or a one-element JSON list. */
 export function parseStreamTo(raw: string): string | number {
-  let data: unknown;
-  try {
-    data = JSON.parse(raw);
-  } catch {
-    return raw;
-  }
+  let data = asPythonReadsIt(raw);
+  if (data === NOT_JSON) return raw;
   if (Array.isArray(data)) {
     if (data.length !== 1) throw badRequest("Expected exactly one channel");
     data = data[0];
@@ -230,12 +249,8 @@ export function parseStreamTo(raw: string): string | number {
 
 /** DM recipients: a JSON list of ids or of emails (not mixed), a JSON string, or comma-separated emails. */
 export function parseDirectTo(raw: string): number[] | string[] {
-  let data: unknown;
-  try {
-    data = JSON.parse(raw);
-  } catch {
-    data = raw;
-  }
+  let data = asPythonReadsIt(raw);
+  if (data === NOT_JSON) data = raw;
   if (typeof data === "string") data = data.split(",");
   if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
   if (data.length === 0) return [];
