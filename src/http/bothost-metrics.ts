@@ -28,6 +28,8 @@ export interface RuntimeMetricsSink {
   eventHandled(type: string, seconds: number): void;
   /** One run of a handler threw (each attempt counts). */
   eventFailed(type: string, seconds: number): void;
+  /** An event failed for good: kept as a dead letter, or it threw NoRetry with deadLetter: false. */
+  eventFailedForGood(type: string): void;
   /** One run failed on a state store outage, not in the handler (each attempt counts). */
   storeOutage(type: string, seconds: number): void;
   /** A failed handler is run again after a pause. */
@@ -71,6 +73,8 @@ export class BothostMetrics {
         "Events that reached a bot (queue, catch-up, replay or outgoing webhook), duplicates included.",
       bothost_events_handled_total: "Events whose handlers finished without an error.",
       bothost_events_failed_total: "Handler runs that threw (each attempt of a retried event counts).",
+      bothost_events_failed_for_good_total:
+        "Events whose handling failed for good, each once: kept as dead letters, or NoRetry with deadLetter: false.",
       bothost_events_store_outage_total:
         "Handler runs that failed on a state store outage, not in the handler (each attempt counts).",
       bothost_handler_retries_total: "Handler runs started again after a failure.",
@@ -263,6 +267,7 @@ export class BothostMetrics {
         received: c.bothost_events_received_total.labels({ bot, type }),
         handled: c.bothost_events_handled_total.labels({ bot, type }),
         failed: c.bothost_events_failed_total.labels({ bot, type }),
+        forGood: c.bothost_events_failed_for_good_total.labels({ bot, type }),
         outage: c.bothost_events_store_outage_total.labels({ bot, type }),
         retried: c.bothost_handler_retries_total.labels({ bot, type }),
         dead: c.bothost_dead_letters_total.labels({ bot, type }),
@@ -270,7 +275,8 @@ export class BothostMetrics {
       };
       // A type's counters appear together, at 0: a series that first appears at 1 shows no
       // increase() to an alert, so the first dead letter (or failure) of a type would go unseen.
-      for (const counter of [m.received, m.handled, m.failed, m.outage, m.retried, m.dead]) counter.inc(0);
+      for (const counter of [m.received, m.handled, m.failed, m.forGood, m.outage, m.retried, m.dead])
+        counter.inc(0);
       return m;
     });
     const registrations = bound((reason: string) =>
@@ -302,6 +308,7 @@ export class BothostMetrics {
         m.outage.inc();
         m.duration.observe(seconds);
       },
+      eventFailedForGood: (type) => perType(type).forGood.inc(),
       handlerRetried: (type) => perType(type).retried.inc(),
       deadLettered: (type) => perType(type).dead.inc(),
       sendVerified: (outcome) => verifications(outcome).inc(),

@@ -26,7 +26,8 @@ export interface BotStatus {
   handled: number;
   /**
    * Events whose handling failed for good (every attempt, or NoRetry), each once; not each attempt
-   * that threw, which `bothost_events_failed_total` counts.
+   * that threw, which `bothost_events_failed_total` counts; `bothost_events_failed_for_good_total`
+   * counts these.
    */
   failed: number;
   deadLetters: number;

@@ -80,6 +80,8 @@ export interface DispatchMetrics extends FailureMetrics {
   eventReceived(type: string): void;
   eventHandled(type: string, seconds: number): void;
   eventFailed(type: string, seconds: number): void;
+  /** An event failed for good: kept as a dead letter, or it threw NoRetry with deadLetter: false. */
+  eventFailedForGood(type: string): void;
   /** A run failed on a state store outage, not in the handler (each attempt counts). */
   storeOutage(type: string, seconds: number): void;
   /** Webhook mode: a delivery dropped as older than the last messages handled (maybe never handled). */

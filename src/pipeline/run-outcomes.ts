@@ -21,6 +21,15 @@ export function runHandled(o: Parts, stats: DispatchStats, ctx: BotContext<unkno
   o.metrics?.eventHandled(ctx.event.type, (monotonicMs() - started) / 1000);
 }
 
+/**
+ * An event of `type` failed for good (kept as a dead letter, or it threw `NoRetry` with
+ * `deadLetter: false`): once in the status's `failed` and in its metric, whatever its attempts.
+ */
+export function failedForGood(o: Parts, stats: DispatchStats, type: string): void {
+  stats.failed++;
+  o.metrics?.eventFailedForGood(type);
+}
+
 /** The run of `ctx` threw `err`: counted, and said at the level its cause deserves. */
 export function runFailed(
   o: Parts,

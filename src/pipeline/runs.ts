@@ -32,7 +32,7 @@ import type { FailedRun } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { eventRecords, letterRecordsOf, MessageEffects } from "./run-keys.ts";
 import { runLog } from "./run-log.ts";
-import { runFailed, runHandled } from "./run-outcomes.ts";
+import { failedForGood, runFailed, runHandled } from "./run-outcomes.ts";
 
 type FailedArgs = [
   Incoming,
@@ -341,7 +341,7 @@ export class HandlerRuns {
       if (!(parked && dialog) && outcome !== "resumes")
         await closeRuns(this.#ends, incoming, "failed", control);
       incoming.onReplayed?.(outcome === true);
-      if (outcome === false) this.#stats.failed++; // "replays": cut by the stop, no failure of its own
+      if (outcome === false) failedForGood(this.#o, this.#stats, incoming.event.type); // "replays": cut by the stop, no failure of its own
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"
         ? undefined
