@@ -79,9 +79,12 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     const [bot, id] = rest as [string, string];
     const path = `/admin/dialogs/${encodeURIComponent(bot)}/${encodeURIComponent(id)}/end`;
     const ended = await daemon.call("POST", path, values.note === undefined ? {} : { note: values.note });
-    const told = (ended as { underWay?: true }).underWay
-      ? "a run of it was under way: it asks no more questions, and its person is told once it is over"
-      : "its person is told";
+    const { underWay, nextStart } = ended as { underWay?: true; nextStart?: true };
+    const told = nextStart
+      ? "the bot is stopped here: the end is recorded, and its person is told when the bot next starts (here, or on the instance that takes it)"
+      : underWay
+        ? "a run of it was under way: it asks no more questions, and its person is told once it is over"
+        : "its person is told";
     process.stdout.write(
       values.json ? `${JSON.stringify(ended)}\n` : `Ended dialog ${id} of ${bot}; ${told}.\n`,
     );

@@ -27,10 +27,14 @@ type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog" | "
 
 /**
  * An operator's end, made. `underWay`: a run of the dialog was under way (an answer being handled):
- * it asks no more questions, and the person is told once it is over.
+ * it asks no more questions, and the person is told once it is over. `nextStart`: the bot is
+ * stopped here (its lease lost) and no other instance is known to run it: the end is recorded in
+ * the state store, and the bot's next start (here, or on the instance that takes it) tells the
+ * person; nothing of the dialog runs meanwhile.
  */
 export interface DialogEnd {
   underWay?: true;
+  nextStart?: true;
 }
 
 /** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
@@ -73,7 +77,9 @@ export function dialogDesk(
           `"${id.slice(0, 40)}" is no dialog id: a dialog's id is a number, or s and 12 hex digits for one the bot started (see bothost dialogs)`,
         );
       }
-      if (runtime.standby) {
+      // Stopped here, its lease taken by an instance known: its dialogs are that instance's to end.
+      const stopped = !runtime.standby && runtime.status.state === "stopped";
+      if (runtime.standby || (stopped && cluster.holderOf?.(name) !== undefined)) {
         const { leaseHolder, leasesUnread } = elsewhere(name);
         throw new BothostError<DialogDeskErrorCode>(
           "BOT_NOT_HERE",
@@ -90,6 +96,7 @@ export function dialogDesk(
           `bot "${name}" has no dialog ${id} (it ended, or never began)`,
         );
       }
+      if (stopped) return { nextStart: true };
       return listed !== undefined && listed.deadline === undefined ? { underWay: true } : {};
     },
   };

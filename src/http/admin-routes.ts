@@ -29,8 +29,11 @@ export interface AdminHandlers {
    * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended) or
    * `DIALOG_END_PENDING` (the end not landed within 3 s: it is tried until the store takes it).
    */
-  /** `underWay`: a run of the dialog was under way; the person is told once it is over. */
-  endDialog: (name: string, id: string, note?: string) => Promise<{ underWay?: true }>;
+  /**
+   * `underWay`: a run of the dialog was under way; the person is told once it is over.
+   * `nextStart`: the bot is stopped here; its next start tells the person.
+   */
+  endDialog: (name: string, id: string, note?: string) => Promise<{ underWay?: true; nextStart?: true }>;
 }
 
 export interface AdminDeps extends AdminHandlers {

@@ -2,8 +2,11 @@
  * A bot stopped in a running daemon (as a lost lease stops it) while a dialog's answer was being
  * handled: nothing runs that dialog until the bot's next start, and the status (its JSON, its text,
  * the status page) and `bothost dialogs` say so, in the words `bothost dialogs` uses without a
- * daemon, not "being handled". A real daemon in this process against the sandbox over HTTP.
+ * daemon, not "being handled". Ended there (the admin route), the end is recorded for the next
+ * start, which tells the person, not answered as a run under way. A real daemon in this process
+ * against the sandbox over HTTP.
  */
+import { request } from "undici";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { formatStatus } from "../../src/cli/status.ts";
@@ -16,8 +19,8 @@ import { saidAtLeast } from "../support/self-killing-bot.ts";
 const BOT = "tally-bot@sandbox.example";
 const NEXT = "answer or deadline recorded: runs at the next start";
 
-/** Holds the run the answer started, past the bot's stop. */
-const slow = deferred();
+/** Holds the run the answer started, past the bot's stop (a new one for each case). */
+let slow = deferred();
 
 const tally = defineBot({
   setup(bot) {
@@ -33,30 +36,43 @@ let up: GatedDaemon | undefined;
 afterEach(async () => {
   slow.resolve();
   await up?.close();
+  slow = deferred();
 });
 
-it("lists the dialog of a stopped bot whose answer is recorded as run at the next start", async () => {
-  up = await startGatedDaemon({
+/**
+ * The tally bot in a daemon (its admin routes over HTTP), asked, its answer's run under way, then
+ * stopped alone, its run cut off (as a lost lease stops it): the daemon goes on.
+ */
+async function stoppedMidAnswer(gated: GatedDaemon) {
+  const bot = gated.running.daemon.bots[0]!;
+  gated.dm("tally");
+  expect(await saidAtLeast(gated.sandbox, BOT, 1)).toEqual(["Which size?"]);
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  gated.dm("large");
+  // The run that took "large" is under way: being handled while the bot runs.
+  await expect
+    .poll(() => bot.dialogs().map((d) => [d.deadline, d.nextStart]))
+    .toEqual([[undefined, undefined]]);
+  await bot.stop(0, "its lease was lost");
+  return bot;
+}
+
+const startTally = () =>
+  startGatedDaemon({
     name: "tally",
     email: BOT,
     fullName: "Tally",
     definition: tally,
     extra: "handler_timeout: 1h",
+    global: "http:\n  listen: 127.0.0.1:0",
   });
+
+it("lists the dialog of a stopped bot whose answer is recorded as run at the next start", async () => {
+  up = await startTally();
   const { running } = up;
-  const bot = running.daemon.bots[0]!;
-  up.dm("tally");
-  expect(await saidAtLeast(up.sandbox, BOT, 1)).toEqual(["Which size?"]);
-  await expect
-    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
-    .toEqual([true]);
-  up.dm("large");
-  // The run that took "large" is under way: being handled while the bot runs.
-  await expect
-    .poll(() => bot.dialogs().map((d) => [d.deadline, d.nextStart]))
-    .toEqual([[undefined, undefined]]);
-  // Stopped alone, its run cut off (as a lost lease stops it): the daemon goes on.
-  await bot.stop(0, "its lease was lost");
+  await stoppedMidAnswer(up);
   const status = await running.daemon.status();
   const [shown] = status.bots;
   expect(shown!.state).toBe("stopped");
@@ -67,4 +83,33 @@ it("lists the dialog of a stopped bot whose answer is recorded as run at the nex
   expect(dialogDesk(running.daemon.bots).dialogs()).toMatchObject([
     { bot: "tally", stopped: true, dialogs: [{ nextStart: true }] },
   ]);
+});
+
+it("ends a stopped bot's dialog in the store, answered as told at the next start, not as a run under way", async () => {
+  up = await startTally();
+  const bot = await stoppedMidAnswer(up);
+  const id = bot.dialogs()[0]!.id;
+  const ended = await request(`${up.running.daemon.http!.url}/admin/dialogs/tally/${id}/end`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
+  expect([ended.statusCode, await ended.body.json()]).toEqual([
+    200,
+    { ended: true, bot: "tally", id, nextStart: true },
+  ]);
+  expect(bot.dialogs()).toEqual([]);
+  // Nothing runs the bot here: the note waits for its next start, which says it once.
+  slow.resolve();
+  const botSaid = () =>
+    up!.sandbox.control
+      .messages()
+      .filter((m) => m.sender_id === up!.sandbox.control.users().find((u) => u.email === BOT)!.user_id)
+      .map((m) => m.content);
+  expect(botSaid()).toEqual(["Which size?"]);
+  await up.restart();
+  await expect
+    .poll(botSaid, { timeout: 10_000 })
+    .toEqual(["Which size?", "An operator ended this conversation."]);
+  expect(up.running.daemon.bots[0]!.dialogs()).toEqual([]);
 });
