@@ -54,32 +54,43 @@ export async function newestMessageId(
 const PAGE = 1000;
 
 /**
- * The missed messages to replay, oldest first: read back from the newest, a page at a time, down
- * to the cursor or to the first message past the limits (older than `maxAgeMs`, or beyond the
- * newest `maxMessages`), so what would be thrown away is never fetched: at most
- * `ceil(maxMessages / PAGE) + 1` calls, however many were missed. `skipped` counts the missed
- * messages read but not kept; when paging stopped at the limits, older ones were not read, so it
- * is then a lower bound (at least 1).
+ * The missed messages to replay, oldest first. Most catch-ups miss a few: one read forward from
+ * the cursor gets them all, and nothing the bot handled before. When that read does not reach the
+ * newest message, more than a page was missed: they are read back from the newest, a page at a
+ * time, down to the cursor or to the first message past the limits (older than `maxAgeMs`, or
+ * beyond the newest `maxMessages`), so what would be thrown away is never fetched: at most
+ * `ceil(maxMessages / PAGE) + 2` calls, however many were missed. `skipped` counts the missed
+ * messages read but not kept; when paging back stopped at the limits, older ones were not read,
+ * so it is then a lower bound (at least 1).
  */
 async function fetchMissed(o: CatchUpOptions): Promise<{ kept: Message[]; skipped: number }> {
   const cursor = o.ledger.cursor ?? 0;
   const oldestAllowed = (o.now - o.limits.maxAgeMs) / 1000;
-  const kept: Message[] = [];
-  let skipped = 0;
-  let anchor: "newest" | number = "newest";
-  let past = false;
-  for (;;) {
-    const page = await o.client.messages.get(
+  const read = (anchor: "newest" | number, before: number, after: number) =>
+    o.client.messages.get(
       {
         anchor,
-        num_before: PAGE,
-        num_after: 0,
+        num_before: before,
+        num_after: after,
         include_anchor: anchor === "newest",
         narrow: o.narrow,
         ...replayMessageFormat,
       },
       { signal: o.signal },
     );
+  const ahead = await read(cursor, 0, PAGE);
+  if (ahead.found_newest) {
+    const missed = ahead.messages.filter((m) => m.id > cursor).sort((a, b) => a.id - b.id);
+    const recent = missed.filter((m) => m.timestamp >= oldestAllowed);
+    const kept = recent.slice(Math.max(0, recent.length - o.limits.maxMessages));
+    return { kept, skipped: missed.length - kept.length };
+  }
+  const kept: Message[] = [];
+  let skipped = 0;
+  let anchor: "newest" | number = "newest";
+  let past = false;
+  for (;;) {
+    const page = await read(anchor, PAGE, 0);
     const batch = page.messages
       .filter((m) => anchor === "newest" || m.id < anchor)
       .sort((a, b) => b.id - a.id);

@@ -153,8 +153,9 @@ export type GapEvent = {
   /** Messages fetched again and handed to the bot. */
   replayedMessages: number;
   /**
-   * Messages missed but not replayed because of the replay limits: those read. Catch-up stops
-   * reading at the first message past a limit, so older missed ones are not counted (a lower bound).
+   * Messages missed but not replayed because of the replay limits: those read. When more than
+   * 1,000 were missed, catch-up stops reading at the first message past a limit, so older missed
+   * ones are not counted (a lower bound).
    */
   skippedMessages: number;
 };

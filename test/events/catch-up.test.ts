@@ -108,20 +108,59 @@ it("reads back only the pages it replays: older messages past max_age or max_mes
     return { accepted, result, calls };
   };
 
-  // Within max_messages: the 1,500 recent ones, in two pages; the old ones past max_age are not read.
+  // A read forward from the cursor does not reach the newest: more than a page was missed. Then,
+  // within max_messages, the 1,500 recent ones in two pages back; the old ones past max_age are not read.
   const byAge = await run({ maxMessages: 2000, maxAgeMs: HOUR });
   expect(byAge.accepted).toEqual(recent);
-  expect(byAge.calls).toEqual(["GET /messages 200", "GET /messages 200"]);
+  expect(byAge.calls).toEqual(["GET /messages 200", "GET /messages 200", "GET /messages 200"]);
   expect(byAge.result.skipped).toBeGreaterThan(0);
   expect(byAge.result.gap).toMatchObject({ replayedMessages: 1500 });
 
-  // The newest 1,000 in one page, the one read past them showing that more were missed.
+  // The newest 1,000 in one page back, the one read past them showing that more were missed.
   const byCount = await run({ maxMessages: 999, maxAgeMs: 24 * HOUR });
   expect(byCount.accepted).toEqual(recent.slice(-999));
-  expect(byCount.calls).toEqual(["GET /messages 200"]);
+  expect(byCount.calls).toEqual(["GET /messages 200", "GET /messages 200"]);
   expect(byCount.result).toMatchObject({ replayed: 999, skipped: 1 });
 
   // Every call went through the client's budget, and none was refused.
-  expect(client.budget.other.calls).toBe(3);
-  expect(s.control.rateLimitCount(BOT, "other")).toEqual({ calls: 3, refused: 0 });
+  expect(client.budget.other.calls).toBe(5);
+  expect(s.control.rateLimitCount(BOT, "other")).toEqual({ calls: 5, refused: 0 });
+});
+
+it("reads a few missed messages in one call that carries them alone, not the history before the cursor", async () => {
+  const pages: unknown[] = [];
+  const s = await startSandbox({
+    onResponse: (r) => r.route === "/messages" && r.method === "GET" && pages.push(r.body),
+  });
+  sandbox = s;
+  s.control.createUser({ email: BOT, full_name: "Catch-up", bot: "generic", owner: "owner@sandbox.example" });
+  const send = (content: string) => s.control.sendAs(MEMBER, { type: "private", to: [BOT], content }).id;
+  // A long history the bot handled, then three messages while its queue was lost.
+  let handled = 0;
+  for (let i = 0; i < 1500; i++) handled = send(`handled ${i}`);
+  const missed = [send("missed 1"), send("missed 2"), send("missed 3")];
+
+  const ledger = await DeliveryLedger.open(new MemoryStore());
+  await ledger.baseline(handled);
+  const accepted: number[] = [];
+  const result = await catchUp(
+    {
+      client: createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT) }),
+      ledger,
+      narrow: undefined,
+      limits: { maxMessages: 1000, maxAgeMs: HOUR },
+      eventTypes: ["message"],
+      reason: "queue_expired",
+      since: undefined,
+      now: Date.now(),
+      signal: new AbortController().signal,
+      accept: (m: Message) => accepted.push(m.id) > 0,
+    },
+    false,
+  );
+
+  expect(accepted).toEqual(missed);
+  expect(result).toMatchObject({ replayed: 3, skipped: 0 });
+  expect(pages).toHaveLength(1);
+  expect((pages[0] as { messages: Message[] }).messages.map((m) => m.id)).toEqual(missed);
 });
