@@ -3,6 +3,11 @@
  * the bot's pipeline, in order with their conversations. It looks at start, then whenever the
  * daemon tells it that a retry of this bot's letters was requested ({@link RetryRequests}); it
  * keeps no timer of its own, so an idle bot costs nothing here.
+ *
+ * The letters are replayed one at a time ({@link REPLAYS_AT_ONCE}): each replay's calls (its
+ * sends, a send's read-back) take the account's budget first come, first served, so a bulk
+ * retry handed over at once would queue hundreds of calls ahead of the live bot's replies. One at
+ * a time, a live reply waits for at most the calls of the replay under way.
  */
 import type { Logger } from "pino";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
@@ -37,6 +42,9 @@ export interface DeadLetterSourceOptions {
   daemonId?: string;
 }
 
+/** Letters of one bot replayed at the same time. */
+export const REPLAYS_AT_ONCE = 1;
+
 export class DeadLetterSource {
   readonly #o: DeadLetterSourceOptions;
   /**
@@ -47,6 +55,9 @@ export class DeadLetterSource {
   /** A look is running; `#again`: another was asked for meanwhile. */
   #looking: Promise<void> | undefined;
   #again = false;
+  /** Letters handed over by a look, waiting for their turn to be replayed, oldest first. */
+  readonly #waiting: DeadLetter[] = [];
+  #replaying = 0;
 
   constructor(options: DeadLetterSourceOptions) {
     this.#o = options;
@@ -83,7 +94,7 @@ export class DeadLetterSource {
   }
 
   async #lookOnce(): Promise<void> {
-    const { letters, dispatcher, log, signal } = this.#o;
+    const { letters, log, signal } = this.#o;
     if (signal.aborted) return;
     try {
       for (const letter of await letters.retryRequested()) {
@@ -96,17 +107,41 @@ export class DeadLetterSource {
         const inFlight = this.#inFlight;
         if (signal.aborted || inFlight.has(letter.id)) continue;
         inFlight.add(letter.id);
-        log.info({ deadLetter: letter.id }, "replaying a dead letter");
-        // A job's occurrence; a dialog a job started is kept as its own run, a dialog's.
-        const job = letter.source === "job" && letter.dialog === undefined;
-        const replayed = job ? this.#o.replayJob(letter) : dispatcher.replay(letter);
-        void replayed.then((handled) => {
-          inFlight.delete(letter.id);
-          if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
-        });
+        this.#waiting.push(letter);
       }
+      this.#next();
     } catch (err) {
       log.warn({ err }, "could not read the dead letters' retry requests; the next request looks again");
+    }
+  }
+
+  /**
+   * Replay `letter` if it is still marked when its turn comes (an operator may have dropped it
+   * meanwhile); a store that fails the read: replayed.
+   */
+  async #replay(letter: DeadLetter): Promise<void> {
+    const { letters, dispatcher, log } = this.#o;
+    const now = await letters.get(letter.id).catch(() => letter);
+    if (now === undefined || now.retryRequestedAt === undefined) return;
+    log.info({ deadLetter: letter.id }, "replaying a dead letter");
+    // A job's occurrence; a dialog a job started is kept as its own run, a dialog's.
+    const job = letter.source === "job" && letter.dialog === undefined;
+    const handled = await (job ? this.#o.replayJob(letter) : dispatcher.replay(letter)).catch(() => false);
+    if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
+  }
+
+  /** Replay waiting letters while fewer than {@link REPLAYS_AT_ONCE} are under way. */
+  #next(): void {
+    const { signal } = this.#o;
+    while (this.#replaying < REPLAYS_AT_ONCE && !signal.aborted) {
+      const letter = this.#waiting.shift();
+      if (letter === undefined) return;
+      this.#replaying++;
+      void this.#replay(letter).then(() => {
+        this.#replaying--;
+        this.#inFlight?.delete(letter.id);
+        this.#next();
+      });
     }
   }
 }
