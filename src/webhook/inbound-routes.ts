@@ -4,8 +4,8 @@
  * size (413) → signature or token (401) → body parse (400) → a JSON body no object, when the
  * webhook takes only objects (422) → idempotency key (400 when the
  * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
- * once handled; 503 while a run with the key is under way) → bot not stopping (503) → handler
- * (200, or 500 if it throws).
+ * once handled; 503 while a run with the key is under way) → bot not stopping (503) → room to
+ * run (503 with `Retry-After`, see {@link busyAnswer}) → handler (200, or 500 if it throws).
  *
  * A request with a key (an idempotency header's, one its webhook's `idempotencyKey` reads from the
  * verified request, or a signature's replay key) is claimed for its run, marked handled once it
@@ -17,6 +17,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import type { RateBucket } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
@@ -60,10 +61,22 @@ interface Target {
 
 const UNKNOWN_ROUTE = "/webhooks/(unknown)";
 
+/**
+ * A call's wait for the account's call budget past which a webhook request is refused (503) rather
+ * than held: the handler's sends would wait at least that long, and senders give up on a delivery
+ * after about 10 s (GitHub), so a held request would only keep its connection open for nothing.
+ */
+export const WEBHOOK_BUDGET_WAIT_MS = 10_000;
+
+/** Requests of one bot whose handlers run at once, past which another is refused (503). */
+export const WEBHOOK_RUNS_PER_BOT = 64;
+
 export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): void {
   const targets = new WeakMap<FastifyRequest, Target>();
   /** Requests to a declared webhook, counted once answered (whatever answered them: a hook, the parser, the route). */
   const counted = new WeakMap<FastifyRequest, { bot: string; name: string }>();
+  /** Each bot's inbound handlers running now (by bot name: a reload's new runtime counts on). */
+  const running = new Map<string, number>();
   app.register(async (scope) => {
     // Signatures cover the exact bytes: read every body raw, then parse it ourselves.
     scope.removeAllContentTypeParsers();
@@ -106,7 +119,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
     });
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;
-      return handle(target, request, reply, deps);
+      return handle(target, request, reply, deps, running);
     });
     // Other methods reach the hook above too: 404 for an unknown webhook, else 405.
     scope.route({
@@ -122,7 +135,13 @@ function fail(reply: FastifyReply, status: number, error: string) {
   return reply.code(status).send({ error });
 }
 
-async function handle(target: Target, request: FastifyRequest, reply: FastifyReply, deps: InboundDeps) {
+async function handle(
+  target: Target,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: InboundDeps,
+  running: Map<string, number>,
+) {
   const { clock } = deps;
   const { bot, name, options } = target;
   const log = deps.log.child({ bot: bot.runtime.name, webhook: name, requestId: request.id });
@@ -185,6 +204,15 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
     return fail(reply, 503, `bot ${bot.runtime.name} is not running here now; try again`);
   }
+  const botName = bot.runtime.name;
+  const busy = busyAnswer(bot, running.get(botName) ?? 0);
+  if (busy !== undefined) {
+    if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
+    log.debug({ reason: busy.error }, "webhook request refused: the bot has no room for it now");
+    reply.header("retry-after", String(busy.retryAfterS));
+    return fail(reply, 503, busy.error);
+  }
+  running.set(botName, (running.get(botName) ?? 0) + 1);
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
   const signal = AbortSignal.any([timeout.signal, deps.stopping]);
   try {
@@ -226,7 +254,45 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     return fail(reply, 500, signal.aborted ? "the webhook handler timed out" : "the webhook handler failed");
   } finally {
     timeout.clear();
+    const left = (running.get(botName) ?? 1) - 1;
+    if (left > 0) running.set(botName, left);
+    else running.delete(botName);
   }
+}
+
+/** How long a call of `bot` asking now would wait for its account's budget (0: none, or not known yet). */
+function budgetWaitMs(bot: InboundBot): number {
+  let budget: RateBucket;
+  try {
+    budget = bot.runtime.contextDeps().api.budget.other;
+  } catch {
+    // Not registered yet: the handler's run reports that itself.
+    return 0;
+  }
+  const now = budget.clock.now();
+  return budget.enforced ? Math.max(0, budget.nextStartAt(now) - now) : 0;
+}
+
+/**
+ * Why a request to `bot`, which runs `runs` inbound handlers now, is refused rather than held,
+ * with the seconds after which a retry may find room; undefined when it runs. A flood of requests
+ * would otherwise each hold a connection and a handler waiting for the account's call budget
+ * (whose waits no `handler_timeout` counts), without bound.
+ */
+function busyAnswer(bot: InboundBot, runs: number): { error: string; retryAfterS: number } | undefined {
+  const waitMs = budgetWaitMs(bot);
+  const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
+  if (waitMs > WEBHOOK_BUDGET_WAIT_MS)
+    return {
+      error: `bot ${bot.runtime.name}'s account is at its rate limit for calls to the chat server; try again in ${retryAfterS} s`,
+      retryAfterS,
+    };
+  if (runs >= WEBHOOK_RUNS_PER_BOT)
+    return {
+      error: `bot ${bot.runtime.name} is handling ${runs} webhook requests already; try again shortly`,
+      retryAfterS,
+    };
+  return undefined;
 }
 
 /**

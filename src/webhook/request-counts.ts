@@ -14,7 +14,10 @@ export interface WebhookRequests {
   refused: number;
   /** Answered 500: the handler threw or timed out (the sender may retry). */
   failed: number;
-  /** Answered 503: the bot not connected yet, stopping or reloading, or a run with the same key under way. */
+  /**
+   * Answered 503: the bot not connected yet, stopping or reloading, a run with the same key under
+   * way, or no room for it (its account's call budget spent, or too many of its handlers running).
+   */
   unavailable: number;
   /** ISO 8601: the last request's answer. */
   lastAt: string;

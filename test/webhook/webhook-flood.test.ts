@@ -1,0 +1,122 @@
+/**
+ * A flood of inbound webhook requests to the shipped webhook-relay bot is bounded: a request that
+ * would wait for the account's spent call budget, or that finds the bot's inbound handlers all
+ * taken, is answered 503 with `Retry-After` at once instead of holding its connection while its
+ * send waits its turn. The daemon in this process against the sandbox over HTTP (its rate limits
+ * on), on a held test clock: the budget's pacing moves only where the test moves the clock.
+ */
+import { request } from "undici";
+import { afterEach, expect, it } from "vitest";
+import relay from "../../bots/webhook-relay.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { WEBHOOK_RUNS_PER_BOT } from "../../src/webhook/inbound-routes.ts";
+import { startDaemon } from "../support/http-daemon.ts";
+
+const BOT = "relay-bot@sandbox.example";
+/** Stops the daemon and the sandbox the case started. */
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+async function start(clock: TestClock, perMinute: number) {
+  const sandbox = await startSandbox({ clock });
+  cleanup = () => sandbox.stop();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Relay",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+  sandbox.control.setUserRateLimit(BOT, [
+    [60, perMinute],
+    [3600, 2000],
+  ]);
+  const running = await startDaemon(
+    sandbox,
+    {
+      relay: {
+        email: BOT,
+        definition: relay as unknown as BotDefinition<never, never>,
+        extra: [
+          `rate_limit: { per_minute: ${perMinute}, per_hour: 2000 }`,
+          "settings:",
+          "  webhook: alerts",
+          "  verify: { type: none }",
+          "  channel: general",
+          "  topic: alerts",
+          '  content: "{{body.text}}"',
+        ].join("\n"),
+      },
+    },
+    { clock },
+  );
+  cleanup = async () => {
+    await running.stop();
+    await sandbox.stop();
+  };
+  return { sandbox, url: `${running.url}/webhooks/relay/alerts` };
+}
+
+async function deliver(url: string, text: string) {
+  const res = await request(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text }),
+  });
+  return { status: res.statusCode, retryAfter: res.headers["retry-after"], body: await res.body.json() };
+}
+
+it("a request that would wait for the spent budget is answered 503 with Retry-After, not held", async () => {
+  const clock = new TestClock({ held: true });
+  const { url } = await start(clock, 5);
+  // The start's calls have left the minute's window.
+  await clock.advance(61_000);
+  const sent: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await deliver(url, `alert ${i}`);
+    if (res.status !== 200) break;
+    sent.push(i);
+  }
+  // The minute's calls are spent: the next send would wait most of a minute.
+  const answer = deliver(url, "one too many");
+  let answered: Awaited<typeof answer> | undefined;
+  void answer.then((res) => {
+    answered = res;
+  });
+  for (let s = 0; s < 120 && answered === undefined; s++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(1_000);
+  }
+  const res = await answer;
+  expect(sent.length).toBeGreaterThan(0);
+  expect(res.status).toBe(503);
+  expect(Number(res.retryAfter)).toBeGreaterThan(10);
+  expect(res.body).toEqual({
+    error: expect.stringContaining("bot relay's account is at its rate limit for calls to the chat server"),
+  });
+  // Once the window frees up, the sender's retry is relayed.
+  await clock.advance(61_000);
+  expect((await deliver(url, "one too many")).status).toBe(200);
+});
+
+it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is answered 503 at once`, async () => {
+  const clock = new TestClock({ held: true });
+  const { sandbox: sb, url } = await start(clock, 200);
+  // Every send is held by the server: the handlers stay under way.
+  sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+  const held = Array.from({ length: WEBHOOK_RUNS_PER_BOT }, (_, i) => deliver(url, `held ${i}`));
+  await sb.control.waitFor(() => sb.control.delayed() === WEBHOOK_RUNS_PER_BOT, { timeoutMs: 10_000 });
+  const res = await deliver(url, "one more");
+  expect(res.status).toBe(503);
+  expect(res.retryAfter).toBe("1");
+  expect(res.body).toEqual({
+    error: `bot relay is handling ${WEBHOOK_RUNS_PER_BOT} webhook requests already; try again shortly`,
+  });
+  sb.control.delay(0);
+  expect((await Promise.all(held)).map((r) => r.status)).toEqual(Array(WEBHOOK_RUNS_PER_BOT).fill(200));
+});
