@@ -170,3 +170,48 @@ it("a request made while the bot starts is not missed", async () => {
   expect(await new DeadLetters(store, "a", { max: 10 }).retryGeneration()).toBe(2);
   stop.abort();
 });
+
+it("a bot's letters are replayed one at a time, and one dropped before its turn is not replayed", async () => {
+  const clock = new ManualClock();
+  const store = new MemoryStore();
+  const watcher = new RetryWatcher({ store, shared: false, clock, log });
+  const office = officeOn(store, ["a"]);
+  watcher.serve(office);
+  for (let n = 1; n <= 3; n++) await office.of("a").add(failure(n));
+  const begun: string[] = [];
+  const finish: Array<() => void> = [];
+  const stop = new AbortController();
+  const source = new DeadLetterSource({
+    letters: office.of("a"),
+    dispatcher: {
+      replay: (letter: DeadLetter) => {
+        begun.push(letter.id);
+        return new Promise<boolean>((resolve) => {
+          finish.push(
+            () =>
+              void office
+                .of("a")
+                .remove(letter.id)
+                .then(() => resolve(true)),
+          );
+        });
+      },
+    } as never,
+    replayJob: async () => true,
+    log,
+    signal: stop.signal,
+    requests: watcher,
+  });
+  await source.start();
+  await office.retry({ all: true });
+  await flushAsync();
+  expect(begun).toEqual(["a/1"]);
+  await office.drop({ ids: ["a/2"] });
+  finish.shift()?.();
+  await flushAsync();
+  expect(begun).toEqual(["a/1", "a/3"]);
+  finish.shift()?.();
+  await flushAsync();
+  expect(await office.of("a").list()).toEqual([]);
+  stop.abort();
+});
