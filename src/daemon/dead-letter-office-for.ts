@@ -1,7 +1,8 @@
 /**
  * The dead letters of every bot in a config, as the daemon keeps them and `bothost failed` reads
  * them: each bot's bound from `retries.dead_letters`, the config's secrets redacted from stored
- * errors (and, for the daemon, hidden from its log lines too, which quote the same errors).
+ * errors, and from every letter's error as it is read and shown (for the daemon, hidden from its
+ * log lines too, which quote the same errors).
  */
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.ts";
@@ -40,5 +41,8 @@ export function deadLetterOfficeFor(
     });
   }
   // An operator's retry or drop is told done once it would outlive a kill of the process.
-  return new DeadLetterOffice(store, bots, clock, () => store.commit(), daemonId);
+  const office = new DeadLetterOffice(store, bots, clock, () => store.commit(), daemonId);
+  // Hidden as read too: a letter kept before they were hidden when written shows none either.
+  office.redact = (text) => redact(text, secrets);
+  return office;
 }

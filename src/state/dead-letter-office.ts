@@ -45,6 +45,11 @@ export class DeadLetterOffice {
    */
   onRetried: ((ids: readonly string[]) => Promise<string[]>) | undefined;
   /**
+   * Hides secrets in a letter's error as {@link list} and {@link get} read it: a letter kept before
+   * its secrets were hidden when written (or by a bot no longer configured) is shown safe too.
+   */
+  redact: ((text: string) => string) | undefined;
+  /**
    * The id of the daemon holding the office: a letter kept while its delivery's run goes on there
    * (`runningIn`, see kept-deliveries.ts) is no failure, so {@link list} leaves it out (and with it
    * any `--all`) and {@link get} marks it `running`. Unset (`bothost failed` on the store itself),
@@ -176,12 +181,23 @@ export class DeadLetterOffice {
     return (await this.#find(bot)) ?? this.of(bot);
   }
 
-  /** The letters of a bot not in the config: read and dropped only (no bound, nothing redacted). */
+  /** The letters of a bot not in the config: read (their errors hidden by {@link redact}) and dropped only, no bound. */
   #unconfigured(bot: string): DeadLetters {
     return new DeadLetters(this.#root, bot, { max: Number.POSITIVE_INFINITY });
   }
 
   #marked(letters: DeadLetters, list: DeadLetter[]): DeadLetter[] {
-    return this.#bots.has(letters.bot) ? list : list.map((l) => ({ ...l, unconfigured: true as const }));
+    const shown = list.map((l) => this.#hidden(l));
+    return this.#bots.has(letters.bot) ? shown : shown.map((l) => ({ ...l, unconfigured: true as const }));
+  }
+
+  /** `letter` with {@link redact} applied to its error's message and stack. */
+  #hidden(letter: DeadLetter): DeadLetter {
+    const redact = this.redact;
+    if (redact === undefined || typeof letter.error !== "object" || letter.error === null) return letter;
+    const { message, stack } = letter.error;
+    const error = { ...letter.error, message: typeof message === "string" ? redact(message) : message };
+    if (typeof stack === "string") error.stack = redact(stack);
+    return { ...letter, error };
   }
 }
