@@ -300,9 +300,10 @@ it.each([
   async (_, more, behind) => {
     const { gate, dm, dialog } = await asked("pick", "Which size?", behind);
     await endPending(gate, dialog.id);
-    // The end's next try finds it made; the note's clearing, once it is said, is refused.
+    // The end's next try finds it made, the note is marked as being sent; its clearing, once it
+    // is said, is refused.
     gate.mode = "fail";
-    gate.skip = 1;
+    gate.skip = 2;
     await clock.advance(30_000);
     dm("large");
     expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);

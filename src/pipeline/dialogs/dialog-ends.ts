@@ -159,7 +159,7 @@ export async function endByOperator(
   const noted = async (c: TaskControl) =>
     (await raceAbort(ending, c.signal).catch(() => false)) &&
     told.note &&
-    sayNote(o, record, told.note, false, c.signal);
+    sayNote(o, record, told.note, c.signal);
   if (turn.key === record.conversation) turn.release(noted);
   else {
     turn.release(undefined);
@@ -330,6 +330,6 @@ export function dialogFailed(
   const note = withProgresses(o.contexts, { ...dialog, effects }, noteOf(o.contexts, dialog, text));
   return closeLog(o, dialog.id, "changed", signal, note).then(async (ended) => {
     await run.end();
-    if (ended && note) await sayNote(o, dialog, note, false, signal);
+    if (ended && note) await sayNote(o, dialog, note, signal);
   });
 }

@@ -11,8 +11,12 @@ export type Escaping = boolean | string[];
 /** Who or what ended a dialog. */
 export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
 
-/** What the person is told of an end not theirs (an operator's note): its send, the end's time, the bot; and its progresses left open (end-progresses.ts). */
-export type EndNote = { to: JsonValue; at: number; self: number; progress?: JsonValue };
+/**
+ * What the person is told of an end not theirs (an operator's note): its send, the end's time, the
+ * bot; its progresses left open (end-progresses.ts); `sending`, marked before its send: it may have
+ * gone out, so a start looks for it before saying it (end-notes.ts).
+ */
+export type EndNote = { to: JsonValue; at: number; self: number; progress?: JsonValue; sending?: true };
 
 /** The header every dialog keeps beside its log: what a start reads (never the logs). */
 export interface DialogHead {

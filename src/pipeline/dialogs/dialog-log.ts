@@ -108,6 +108,25 @@ export class DialogLog {
   }
 
   /**
+   * Ended dialog `id`'s note, while its header keeps it, is marked `sending` (before its send: it
+   * may go out) or not (its send certainly did not reach the server). Resolves whether the header
+   * keeps the note (false: said already, or the header gone).
+   */
+  async noteSending(id: string, sending: boolean): Promise<boolean> {
+    let kept = false;
+    const marked = (current: JsonValue | undefined) => {
+      const head = asHead(current);
+      kept = head?.note !== undefined;
+      if (head?.note === undefined) return current;
+      const { sending: _, ...note } = head.note;
+      return { ...head, note: sending ? { ...note, sending: true } : note } as unknown as JsonValue;
+    };
+    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: marked }]);
+    await this.#commit();
+    return kept;
+  }
+
+  /**
    * Ended dialog `id`'s note, while its header keeps it, carries `progress` (the progresses a run
    * stopped by the end left open: end-progresses.ts) in place of what it carried (the run's
    * records hold those of its dialog's log, which the end read, and its own). Resolves whether the

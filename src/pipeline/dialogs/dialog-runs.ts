@@ -96,7 +96,7 @@ export class DialogEngine {
     for (const head of ready) {
       const { note } = head;
       if (note === undefined) this.#ready.push(head);
-      else this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, true, c.signal));
+      else this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, c.signal));
     }
     return true;
   }

@@ -3,15 +3,19 @@
  * changed under their dialog), said once. The note is part of the end's entry, and the ended
  * dialog's header keeps it until it is said: one not said before the process stopped (a restart,
  * a crash, a send that failed) is said at the next start, in the conversation's order, however
- * long the bot was down; one the server refuses for good (a 400) is dropped. A note read at a
- * start may have been said with its header not told (a crash, a store failing between the two):
- * it is looked for first among the bot's messages there after the dialog's last question
- * (verify-send.ts), and said only if absent.
+ * long the bot was down; one the server refuses for good (a 400) is dropped. Before its send the
+ * header's note is marked `sending` (committed, as an effect's pending record is: see
+ * effects/effect-records.ts), and unmarked when the send certainly did not reach the server. A
+ * note read marked at a start may have been said with its header not told (a crash, a store or
+ * the server failing between the two): it is looked for first among the bot's messages there after
+ * the dialog's last question (verify-send.ts), and said only if absent. One read unmarked was
+ * never sent: said at once, one call.
  */
 import type { Logger } from "pino";
 import { isApiError } from "../../api/errors.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { SERVER_CLOCK_SLACK_S } from "../../effects/effect-records.ts";
+import { isAmbiguous } from "../../effects/local-echo.ts";
 import { findSent } from "../../effects/verify-send.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
@@ -62,15 +66,15 @@ export function noteOf(
 /**
  * Say ended dialog `dialog`'s note, end the progresses it carries as the header holds it then
  * (end-progresses.ts: a run the end stopped adds those it opened), then clear it from the header.
- * `check`: it may have been said already (read from the header at a start), so it is looked for
- * first. A send that fails, or a progress not ended (`stop` cuts its
- * calls), leaves the note in the header: the next start says it, or finds it said, and ends them.
+ * A note marked `sending` (read from the header at a start) may have been said already, so it is
+ * looked for first; one not marked is marked before its send. A send that fails, or a progress not
+ * ended (`stop` cuts its calls), leaves the note in the header: the next start says it, or finds
+ * it said, and ends them.
  */
 export async function sayNote(
   o: NoteParts,
   dialog: Pick<DialogHead, "id" | "asked">,
   note: EndNote,
-  check: boolean,
   stop?: AbortSignal,
 ): Promise<void> {
   const { contexts, log } = o;
@@ -81,8 +85,16 @@ export async function sayNote(
     // `at` is this machine's time; the server stamps the note by its own clock, which may be behind.
     const since = Math.floor(note.at / 1000) - SERVER_CLOCK_SLACK_S;
     const newer = { after: dialog.asked ?? undefined, since };
-    const said = check && (await findSent(api, note.self, to, newer));
-    if (!said) await api.messages.send(to);
+    const said = note.sending === true && (await findSent(api, note.self, to, newer));
+    if (!said) {
+      if (note.sending !== true && !(await marked(o, dialog.id))) return;
+      await api.messages.send(to).catch(async (err: unknown) => {
+        // Certainly not made, nor refused for good (dropped below): the next start says it with no read-back.
+        const refused = isApiError(err) && err.status === 400;
+        if (!isAmbiguous(err) && !refused) await o.dialogs.log.noteSending(dialog.id, false).catch(() => {});
+        throw err;
+      });
+    }
   } catch (err) {
     // Kept until said (however long the bot is down), but not one the server will never take.
     if (!(isApiError(err) && err.status === 400)) {
@@ -110,6 +122,21 @@ export async function sayNote(
       { err, dialog: dialog.id },
       "could not record that an ended dialog's note was said: the next start looks for it before saying it",
     );
+  });
+}
+
+/**
+ * Marks dialog `id`'s note `sending` before its send. False when it is not to be sent now: the
+ * header holds it no more (said already), or the store failed the mark (logged: the next start
+ * says it).
+ */
+async function marked(o: NoteParts, id: string): Promise<boolean> {
+  return o.dialogs.log.noteSending(id, true).catch((err: unknown) => {
+    o.log.warn(
+      { err, dialog: id },
+      "could not mark an ended dialog's note as being sent: the next start says it",
+    );
+    return false;
   });
 }
 
