@@ -16,6 +16,7 @@ import type { ServerEvent } from "../wire/events.ts";
 import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content.ts";
 import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
+import { keptUserIds } from "./schedule/recipient-ids.ts";
 import type { RecipientLookups } from "./schedule/resolve-recipient.ts";
 import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
 import {
@@ -89,6 +90,7 @@ export class BotServices {
   // The helpers are made on first use: a daemon holds one set per bot, and most bots use few.
   #snippets: SnippetCache | undefined;
   #users: UserCache | undefined;
+  #lookups: RecipientLookups | undefined;
   #groups: UserGroups | undefined;
   #reporter: MessageReporter | undefined;
   #channels: ChannelIds | undefined;
@@ -110,13 +112,20 @@ export class BotServices {
     );
   }
 
-  /** `ctx.schedule`'s lookups: a channel name or an email the caches know costs no request. */
+  /**
+   * `ctx.schedule`'s lookups: a channel name or an email the caches know costs no request; an
+   * email's id, once found, is kept an hour (recipient-ids.ts).
+   */
   get lookups(): RecipientLookups {
-    return {
-      channelId: (name, signal) => this.channels.resolve(name, signal),
-      renamed: (name) => this.channels.renamedFrom(name),
-      userId: async (email) => (await this.users.get(email))?.user_id,
-    };
+    this.#lookups ??= keptUserIds(
+      {
+        channelId: (name, signal) => this.channels.resolve(name, signal),
+        renamed: (name) => this.channels.renamedFrom(name),
+        userId: async (email) => (await this.users.get(email))?.user_id,
+      },
+      this.#clock,
+    );
+    return this.#lookups;
   }
 
   get snippets(): SnippetCache {

@@ -1,13 +1,16 @@
 /**
  * `ctx.schedule.at` turns a channel name or emails into ids with the bot's caches: the users a
  * registration brought and the channels already resolved cost no request; only what the caches
- * do not know is asked of the server, and what the server does not know is refused by name.
+ * do not know is asked of the server, and what the server does not know is refused by name. An
+ * email's id, once found, is kept an hour: a bot that does not track users, booking for the same
+ * people each run, asks for each of them once, not at every run.
  */
 import { afterEach, expect, it } from "vitest";
 import type { BotApi } from "../../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../../src/bot/define-bot.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { TestClock } from "../../../src/testing/test-clock.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
 
 const BOT = "bot@sandbox.example";
@@ -77,4 +80,46 @@ it("asks the server for an email the caches do not know, and refuses one it does
   expect(String((err as Error).message)).toContain(
     'names no user this bot can see: "nobody@sandbox.example"',
   );
+});
+
+it("a bot not tracking users, booking for the same 20 people at runs minutes apart, asks for each once", async () => {
+  const clock = new TestClock();
+  sandbox = await startSandbox({ heartbeatSeconds: 1, clock });
+  const s = sandbox;
+  s.control.setRateLimit(true);
+  const people = Array.from({ length: 20 }, (_, i) => `person${i}@sandbox.example`);
+  for (const email of people) s.control.createUser({ email, full_name: email.split("@")[0]! });
+  const definition = {
+    setup(bot: BotApi) {
+      bot.on("message", () => {});
+    },
+  } as BotDefinition;
+  running = await startBots(s, { helper: { email: BOT, definition } }, { clock });
+  const mark = s.control.requests.length;
+  for (let run = 1; run <= 3; run++) {
+    // Each run a context of its own, minutes after the last (past the user cache's minute).
+    await running
+      .context()
+      .schedule.at({ to: people, content: `run ${run}`, at: s.control.now() + 3_600_000 });
+    await clock.advance(5 * 60_000);
+  }
+  expect(lookups(s, mark).filter((r) => r.startsWith("GET /users/"))).toHaveLength(people.length);
+  expect((await running.context().schedule.list()).map((m) => (m.to as number[]).length)).toEqual([
+    20, 20, 20,
+  ]);
+  // Refused by name still, and not kept: asked again each time.
+  for (let i = 0; i < 2; i++) {
+    const err = await running
+      .context()
+      .schedule.at({
+        to: [...people, "nobody@sandbox.example"],
+        content: "hi",
+        at: s.control.now() + 3_600_000,
+      })
+      .catch((e: unknown) => e);
+    expect(String((err as Error).message)).toContain(
+      'names no user this bot can see: "nobody@sandbox.example"',
+    );
+  }
+  expect(lookups(s, mark).filter((r) => r.endsWith("/nobody%40sandbox.example"))).toHaveLength(2);
 });
