@@ -5,7 +5,7 @@
 import { BothostError } from "../errors/bothost-error.ts";
 import { someOf, suggest } from "../errors/did-you-mean.ts";
 import type { SandboxCore } from "./core.ts";
-import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./core.ts";
+import { restartEvent } from "./core.ts";
 import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
 import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/rate-limit.ts";
@@ -206,14 +206,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
       if (options?.featureLevel !== undefined) core.data.realm.feature_level = options.featureLevel;
       for (const q of core.queues.all()) {
         q.cutParked();
-        if (!q.accepts("restart")) continue;
-        q.push({
-          type: "restart",
-          zulip_version: SANDBOX_ZULIP_VERSION,
-          zulip_merge_base: SANDBOX_MERGE_BASE,
-          zulip_feature_level: core.data.realm.feature_level,
-          server_generation: SERVER_GENERATION,
-        });
+        if (q.accepts("restart")) q.push(restartEvent(core.data.realm.feature_level));
       }
       core.changed();
     },

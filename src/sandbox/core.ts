@@ -76,3 +76,12 @@ export const SANDBOX_ZULIP_VERSION = "12.0-dev+sandbox";
 export const SANDBOX_MERGE_BASE = "";
 /** Bumped on every start, as the server's `server_generation`. */
 export const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+/** The event a restart puts in each queue that takes it: the server's version and feature level. */
+export const restartEvent = (featureLevel: number) => ({
+  type: "restart",
+  zulip_version: SANDBOX_ZULIP_VERSION,
+  zulip_merge_base: SANDBOX_MERGE_BASE,
+  zulip_feature_level: featureLevel,
+  server_generation: SERVER_GENERATION,
+});

@@ -9,13 +9,14 @@ import type { AddressInfo } from "node:net";
 import { BothostError } from "../errors/bothost-error.ts";
 import { serveChat } from "./chat-page.ts";
 import { createControl } from "./control.ts";
-import { SandboxClock, SandboxCore } from "./core.ts";
+import { restartEvent, SandboxClock, SandboxCore } from "./core.ts";
 import { Faults } from "./faults.ts";
 import { DEFAULT_RATE_RULES, RateLimiter } from "./http/rate-limit.ts";
 import { createSandboxServer, type RequestLogEntry } from "./http/server.ts";
 import { buildState } from "./org/build-state.ts";
 import { loadOrg } from "./org/load-org.ts";
 import { OutgoingWebhooks } from "./outgoing-webhooks.ts";
+import type { StoredQueue } from "./queues/event-queue.ts";
 import { allRoutes } from "./routes/index.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { SandboxData } from "./state/data.ts";
@@ -39,7 +40,9 @@ const SCHEDULER_TICK_MS = 1000;
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = new SandboxClock(options.clock ?? Date);
   const stored = options.dataFile ? loadData(options.dataFile) : undefined;
-  const data = stored ?? buildState(loadOrg(options.org), clock.now());
+  const storedQueues = stored?.queues ?? [];
+  if (stored) delete stored.queues;
+  const data: SandboxData = stored ?? buildState(loadOrg(options.org), clock.now());
   // Written once now, so that a file that cannot be written is said at start, not as a 500 (and
   // a crash) at the first change.
   if (options.dataFile) {
@@ -55,6 +58,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     queueTimeoutSeconds: options.queueTimeoutSeconds ?? 600,
     gcIntervalSeconds: options.gcIntervalSeconds ?? 60,
   });
+  // The queues the last stop wrote come back, as the server's do across a restart, each told of
+  // the restart; one idle past its lifetime meanwhile goes at the next collection.
+  for (const queue of core.queues.restore(storedQueues)) {
+    if (queue.accepts("restart")) queue.push(restartEvent(data.realm.feature_level));
+  }
   const webhooks = new OutgoingWebhooks(core);
   const faults = new Faults();
   const limiter = new RateLimiter(
@@ -117,8 +125,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         clearInterval(gcTimer);
         clearInterval(schedulerTimer);
         webhooks.stop();
+        // The queues are written with the rest (as the server dumps its queues on a stop), before
+        // their parked polls are answered.
+        saver?.flush({ ...core.data, queues: core.queues.all().map((q) => q.toStored()) });
         core.queues.close();
-        saver?.flush();
         server.close(() => resolve());
         server.closeAllConnections();
       });
@@ -157,11 +167,14 @@ export class SandboxDataError extends BothostError<"SANDBOX_DATA_INVALID"> {
   }
 }
 
+/** The data file: the state, and the event queues as the last stop left them. */
+type StoredData = SandboxData & { queues?: StoredQueue[] };
+
 /**
  * `--data FILE`: loaded at start, written atomically (temp file + rename) shortly after each change
- * and on stop. Queues are not persisted (clients re-register).
+ * and on stop; the event queues are written on stop only, as the server dumps its queues.
  */
-export function loadData(file: string): SandboxData | undefined {
+export function loadData(file: string): StoredData | undefined {
   if (!existsSync(file)) return undefined;
   let parsed: unknown;
   try {
@@ -173,13 +186,13 @@ export function loadData(file: string): SandboxData | undefined {
   if (data.version !== 1 || !Array.isArray(data.users) || !Array.isArray(data.messages)) {
     throw new SandboxDataError(file, "not a sandbox data file (version 1)");
   }
-  const loaded = parsed as SandboxData;
+  const loaded = parsed as StoredData;
   // A file written before the realm had its unique id gets one now (saved with the next change).
   loaded.realm.uuid ??= randomUUID();
   return loaded;
 }
 
-export function saveData(file: string, data: SandboxData): void {
+export function saveData(file: string, data: StoredData): void {
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data), { mode: 0o600 });
   renameSync(tmp, file);
@@ -209,9 +222,10 @@ export class DebouncedSaver {
     if (this.timer) this.flush();
   }
 
-  flush(): void {
+  /** Write now (`data`: what to write instead of the current state). */
+  flush(data: StoredData = this.getData()): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    saveData(this.file, this.getData());
+    saveData(this.file, data);
   }
 }

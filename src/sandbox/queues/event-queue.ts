@@ -35,6 +35,16 @@ export interface QueueOptions {
 
 export type QueuedEvent = { id: number; type: string } & Record<string, unknown>;
 
+/** A queue as a stop writes it to the data file, and the next start reads it back. */
+export interface StoredQueue {
+  id: string;
+  options: QueueOptions;
+  lastConnectionTime: number;
+  events: QueuedEvent[];
+  nextEventId: number;
+  newestPrunedId: number;
+}
+
 /** A GET /events waiting for events; `finish` answers it with the queue's current contents. */
 export interface ParkedPoll {
   finish(events: QueuedEvent[]): void;
@@ -55,6 +65,20 @@ export class EventQueue {
     /** Updated when a GET parks (and at creation): the only thing that keeps a queue alive. */
     public lastConnectionTime: number,
   ) {}
+
+  /** What a restart keeps: everything but the parked poll and its timer. */
+  toStored(): StoredQueue {
+    const { id, options, lastConnectionTime, events, nextEventId, newestPrunedId } = this;
+    return { id, options, lastConnectionTime, events: [...events], nextEventId, newestPrunedId };
+  }
+
+  static fromStored(stored: StoredQueue): EventQueue {
+    const queue = new EventQueue(stored.id, stored.options, stored.lastConnectionTime);
+    queue.events.push(...stored.events);
+    queue.nextEventId = stored.nextEventId;
+    queue.newestPrunedId = stored.newestPrunedId;
+    return queue;
+  }
 
   /** Does this queue take events of this type? (Heartbeats bypass this; restarts do not.) */
   accepts(type: string): boolean {
@@ -124,6 +148,16 @@ export class QueueRegistry {
     const queue = this.queues.get(id);
     if (!queue || queue.options.userId !== userId) throw badQueueId(id);
     return queue;
+  }
+
+  /**
+   * Take back the queues a stop wrote, as the server reloads the queues it dumped: their ids,
+   * unacknowledged events and idle time (from their last parked poll) are kept.
+   */
+  restore(stored: readonly StoredQueue[]): EventQueue[] {
+    const queues = stored.map((s) => EventQueue.fromStored(s));
+    for (const queue of queues) this.queues.set(queue.id, queue);
+    return queues;
   }
 
   all(): EventQueue[] {
