@@ -126,8 +126,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         clearInterval(schedulerTimer);
         webhooks.stop();
         // The queues are written with the rest (as the server dumps its queues on a stop), before
-        // their parked polls are answered.
-        saver?.flush({ ...core.data, queues: core.queues.all().map((q) => q.toStored()) });
+        // their parked polls are answered; nothing is written after.
+        saver?.close({ ...core.data, queues: core.queues.all().map((q) => q.toStored()) });
         core.queues.close();
         server.close(() => resolve());
         server.closeAllConnections();
@@ -208,8 +208,10 @@ export class DebouncedSaver {
     private readonly ms = 200,
   ) {}
 
+  private closed = false;
+
   schedule(): void {
-    if (this.timer) return;
+    if (this.timer || this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       saveData(this.file, this.getData());
@@ -224,8 +226,15 @@ export class DebouncedSaver {
 
   /** Write now (`data`: what to write instead of the current state). */
   flush(data: StoredData = this.getData()): void {
+    if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     saveData(this.file, data);
+  }
+
+  /** Write `data` as the last word: the changes that follow (the stop's own) are not written over it. */
+  close(data: StoredData): void {
+    this.flush(data);
+    this.closed = true;
   }
 }

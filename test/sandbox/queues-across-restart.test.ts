@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, vi } from "vitest";
 import { expect, fixtureFor, MEMBER, OWNER, recordingSandbox, test } from "../support/sandbox/fixture.ts";
 
 const opened: Array<() => Promise<unknown>> = [];
@@ -66,6 +66,35 @@ test("a queue that does not take restart events gets none, and keeps its events"
     .as(OWNER)
     .get("/events", { queue_id: queueId, last_event_id: String(lastEventId), dont_block: "true" });
   expect((poll.body.events as { type: string }[]).map((e) => e.type)).toEqual(["message"]);
+});
+
+test("a queue whose poll was parked at the stop survives too", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-sandbox-restart-"));
+  opened.push(() => rm(dir, { recursive: true, force: true }));
+  const dataFile = path.join(dir, "data.json");
+  const first = await recordingSandbox({ dataFile });
+  const owner = fixtureFor(first).as(OWNER);
+  const queue = await owner.register({ event_types: JSON.stringify(["message", "restart"]) });
+  const queueId = queue.queue_id as string;
+  const parked = owner.get("/events", { queue_id: queueId, last_event_id: String(queue.last_event_id) });
+  await first.control.waitFor(() => first.control.queues().find((q) => q.queue_id === queueId)?.parked);
+  // Answering the parked poll is a change of its own: a deferred write of it (its timer run at
+  // once here) must not write the data over the stop's, which holds the queues.
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+  try {
+    await first.stop();
+    await parked.catch(() => undefined);
+    vi.runAllTimers();
+  } finally {
+    vi.useRealTimers();
+  }
+  const second = await recordingSandbox({ dataFile });
+  opened.push(() => second.stop());
+  const poll = await fixtureFor(second)
+    .as(OWNER)
+    .get("/events", { queue_id: queueId, last_event_id: String(queue.last_event_id), dont_block: "true" });
+  expect(poll.status).toBe(200);
+  expect((poll.body.events as { type: string }[]).map((e) => e.type)).toEqual(["restart"]);
 });
 
 test("a queue idle past its lifetime while the sandbox was down is collected", async () => {
