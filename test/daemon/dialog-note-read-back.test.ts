@@ -57,12 +57,16 @@ function calls(from: number) {
 async function restartCounted(notes: number) {
   up!.sandbox.control.setRateLimit(true);
   const from = up!.sandbox.control.requests.length;
-  await up!.restart();
+  const running = await up!.restart();
   await expect.poll(() => said().filter((s) => s === NOTE).length, { timeout: 15_000 }).toBe(notes);
-  // The start's catch-up read done too: the bot answers what comes after it.
+  // The start's catch-up read done too. Counted before anything else is asked: a new question
+  // renews the queue for deletions, with a catch-up and a read of its own.
+  await expect.poll(() => running.logged("caught up after a new queue").length, { timeout: 15_000 }).toBe(1);
+  const counted = calls(from);
+  // And the bot goes on: it answers what comes after.
   up!.sandbox.control.sendAs(PEOPLE[0]!, { type: "direct", to: [BOT], content: "tally" });
   await expect.poll(() => said().at(-1), { timeout: 15_000 }).toBe("Which size?");
-  return calls(from);
+  return counted;
 }
 
 it("notes whose send the server refused (a 429) cost one call each at the start, no read-back", async () => {
@@ -83,8 +87,8 @@ it("notes whose send the server refused (a 429) cost one call each at the start,
     })
     .toBe(PEOPLE.length);
   const start = await restartCounted(PEOPLE.length);
-  // One send per note (and the answer's question), and one read: the catch-up's, none looking for a note.
-  expect(start).toEqual({ reads: 1, sends: PEOPLE.length + 1 });
+  // One send per note, and one read: the catch-up's, none looking for a note.
+  expect(start).toEqual({ reads: 1, sends: PEOPLE.length });
 });
 
 it.each([
@@ -108,7 +112,7 @@ it.each([
     const start = await restartCounted(1);
     // The note looked for (reads besides the catch-up's), sent only when not found.
     expect(start.reads).toBeGreaterThan(1);
-    expect(start.sends).toBe(made ? 1 : 2);
+    expect(start.sends).toBe(made ? 0 : 1);
     expect(said().filter((s) => s === NOTE)).toHaveLength(1);
   },
 );
