@@ -56,12 +56,12 @@ const PAGE = 1000;
 /**
  * The missed messages to replay, oldest first. Most catch-ups miss a few: one read forward from
  * the cursor gets them all, and nothing the bot handled before. When that read does not reach the
- * newest message, more than a page was missed: they are read back from the newest, a page at a
- * time, down to the cursor or to the first message past the limits (older than `maxAgeMs`, or
- * beyond the newest `maxMessages`), so what would be thrown away is never fetched: at most
- * `ceil(maxMessages / PAGE) + 2` calls, however many were missed. `skipped` counts the missed
- * messages read but not kept; when paging back stopped at the limits, older ones were not read,
- * so it is then a lower bound (at least 1).
+ * newest message, more than a page was missed: the rest are read back from the newest, a page at
+ * a time, down to what the first read holds or to the first message past the limits (older than
+ * `maxAgeMs`, or beyond the newest `maxMessages`), so what would be thrown away is never fetched:
+ * at most `ceil(maxMessages / PAGE) + 2` calls, however many were missed. `skipped` counts the
+ * missed messages read but not kept; when paging back stopped at the limits, those between were
+ * not read, so it is then a lower bound (at least 1).
  */
 async function fetchMissed(o: CatchUpOptions): Promise<{ kept: Message[]; skipped: number }> {
   const cursor = o.ledger.cursor ?? 0;
@@ -78,33 +78,33 @@ async function fetchMissed(o: CatchUpOptions): Promise<{ kept: Message[]; skippe
       },
       { signal: o.signal },
     );
-  const ahead = await read(cursor, 0, PAGE);
-  if (ahead.found_newest) {
-    const missed = ahead.messages.filter((m) => m.id > cursor).sort((a, b) => a.id - b.id);
-    const recent = missed.filter((m) => m.timestamp >= oldestAllowed);
-    const kept = recent.slice(Math.max(0, recent.length - o.limits.maxMessages));
-    return { kept, skipped: missed.length - kept.length };
-  }
+  const newestFirst = (messages: Message[], above: number) =>
+    messages.filter((m) => m.id > above).sort((a, b) => b.id - a.id);
   const kept: Message[] = [];
   let skipped = 0;
-  let anchor: "newest" | number = "newest";
   let past = false;
-  for (;;) {
-    const page = await read(anchor, PAGE, 0);
-    const batch = page.messages
-      .filter((m) => anchor === "newest" || m.id < anchor)
-      .sort((a, b) => b.id - a.id);
-    for (const m of batch) {
-      if (m.id <= cursor) return { kept: kept.reverse(), skipped };
-      // Once one message is past the limits, every older one is.
-      past ||= m.timestamp < oldestAllowed || kept.length >= o.limits.maxMessages;
-      if (past) skipped++;
-      else kept.push(m);
+  // Newest first: once one message is past the limits, every older one is.
+  const take = (m: Message) => {
+    past ||= m.timestamp < oldestAllowed || kept.length >= o.limits.maxMessages;
+    if (past) skipped++;
+    else kept.push(m);
+  };
+  const ahead = await read(cursor, 0, PAGE);
+  const first = newestFirst(ahead.messages, cursor);
+  if (!ahead.found_newest) {
+    const floor = first[0]?.id ?? cursor;
+    let anchor: "newest" | number = "newest";
+    while (!past) {
+      const page = await read(anchor, PAGE, 0);
+      const batch = newestFirst(page.messages, floor).filter((m) => anchor === "newest" || m.id < anchor);
+      for (const m of batch) take(m);
+      const last = batch.at(-1);
+      if (!last || page.found_oldest || page.messages.some((m) => m.id <= floor)) break;
+      anchor = last.id;
     }
-    const last = batch.at(-1);
-    if (past || !last || page.found_oldest) return { kept: kept.reverse(), skipped };
-    anchor = last.id;
   }
+  for (const m of first) take(m);
+  return { kept: kept.reverse(), skipped };
 }
 
 /**

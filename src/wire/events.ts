@@ -154,8 +154,8 @@ export type GapEvent = {
   replayedMessages: number;
   /**
    * Messages missed but not replayed because of the replay limits: those read. When more than
-   * 1,000 were missed, catch-up stops reading at the first message past a limit, so older missed
-   * ones are not counted (a lower bound).
+   * 1,000 were missed, catch-up stops reading back at the first message past a limit, so some
+   * missed ones may not be counted (a lower bound).
    */
   skippedMessages: number;
 };

@@ -79,14 +79,15 @@ it("reads back only the pages it replays: older messages past max_age or max_mes
   const send = (content: string) => s.control.sendAs(MEMBER, { type: "private", to: [BOT], content }).id;
   const handled = send("handled before the outage");
   // A six-hour outage in a busy conversation: 4,000 messages older than max_age, then 1,500 recent.
-  for (let i = 0; i < 4000; i++) send(`old ${i}`);
+  let lastOld = handled;
+  for (let i = 0; i < 4000; i++) lastOld = send(`old ${i}`);
   await clock.tickTo(Date.now() - 30 * 60_000);
   const recent = Array.from({ length: 1500 }, (_, i) => send(`recent ${i}`));
 
   const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT), clock });
-  const run = async (limits: { maxMessages: number; maxAgeMs: number }) => {
+  const run = async (limits: { maxMessages: number; maxAgeMs: number }, cursor = handled) => {
     const ledger = await DeliveryLedger.open(new MemoryStore());
-    await ledger.baseline(handled);
+    await ledger.baseline(cursor);
     const accepted: number[] = [];
     const before = s.control.requests.length;
     const result = await catchUp(
@@ -120,11 +121,19 @@ it("reads back only the pages it replays: older messages past max_age or max_mes
   const byCount = await run({ maxMessages: 999, maxAgeMs: 24 * HOUR });
   expect(byCount.accepted).toEqual(recent.slice(-999));
   expect(byCount.calls).toEqual(["GET /messages 200", "GET /messages 200"]);
-  expect(byCount.result).toMatchObject({ replayed: 999, skipped: 1 });
+  // Skipped: the one read past them, and the 1,000 oldest the first read forward held.
+  expect(byCount.result).toMatchObject({ replayed: 999, skipped: 1001 });
+
+  // 1,500 missed, all within the limits: the read forward holds the oldest 1,000, one page back
+  // the rest, down to them.
+  const between = await run({ maxMessages: 5000, maxAgeMs: HOUR }, lastOld);
+  expect(between.accepted).toEqual(recent);
+  expect(between.calls).toEqual(["GET /messages 200", "GET /messages 200"]);
+  expect(between.result).toMatchObject({ replayed: 1500, skipped: 0 });
 
   // Every call went through the client's budget, and none was refused.
-  expect(client.budget.other.calls).toBe(5);
-  expect(s.control.rateLimitCount(BOT, "other")).toEqual({ calls: 5, refused: 0 });
+  expect(client.budget.other.calls).toBe(7);
+  expect(s.control.rateLimitCount(BOT, "other")).toEqual({ calls: 7, refused: 0 });
 });
 
 it("reads a few missed messages in one call that carries them alone, not the history before the cursor", async () => {
