@@ -85,11 +85,10 @@ it("lists the dialog of a stopped bot whose answer is recorded as run at the nex
   ]);
 });
 
-it("ends a stopped bot's dialog in the store, answered as told at the next start, not as a run under way", async () => {
-  up = await startTally();
-  const bot = await stoppedMidAnswer(up);
+/** Ends the stopped bot's dialog through the admin route: answered as told at the next start. */
+async function endStopped(gated: GatedDaemon, bot: StoppedBot) {
   const id = bot.dialogs()[0]!.id;
-  const ended = await request(`${up.running.daemon.http!.url}/admin/dialogs/tally/${id}/end`, {
+  const ended = await request(`${gated.running.daemon.http!.url}/admin/dialogs/tally/${id}/end`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: "{}",
@@ -99,17 +98,46 @@ it("ends a stopped bot's dialog in the store, answered as told at the next start
     { ended: true, bot: "tally", id, nextStart: true },
   ]);
   expect(bot.dialogs()).toEqual([]);
-  // Nothing runs the bot here: the note waits for its next start, which says it once.
   slow.resolve();
-  const botSaid = () =>
-    up!.sandbox.control
-      .messages()
-      .filter((m) => m.sender_id === up!.sandbox.control.users().find((u) => u.email === BOT)!.user_id)
-      .map((m) => m.content);
-  expect(botSaid()).toEqual(["Which size?"]);
-  await up.restart();
+}
+
+type StoppedBot = Awaited<ReturnType<typeof stoppedMidAnswer>>;
+
+const botSaid = (gated: GatedDaemon) => {
+  const { control } = gated.sandbox;
+  const self = control.users().find((u) => u.email === BOT)!.user_id;
+  return control
+    .messages()
+    .filter((m) => m.sender_id === self)
+    .map((m) => m.content);
+};
+
+it("ends a stopped bot's dialog in the store, its note said at the next start, not at the daemon's stop", async () => {
+  up = await startTally();
+  await endStopped(up, await stoppedMidAnswer(up));
+  // Nothing runs the bot here: the note waits for its next start, which says it once. The
+  // daemon's stop (its queues drained) says nothing for it.
+  let whileDown: unknown[] = [];
+  await up.restart(() => {
+    whileDown = botSaid(up!);
+  });
+  expect(whileDown).toEqual(["Which size?"]);
   await expect
-    .poll(botSaid, { timeout: 10_000 })
+    .poll(() => botSaid(up!), { timeout: 10_000 })
     .toEqual(["Which size?", "An operator ended this conversation."]);
   expect(up.running.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("says the note of a stopped bot's ended dialog once, when the bot starts again in the same daemon", async () => {
+  up = await startTally();
+  const bot = await stoppedMidAnswer(up);
+  await endStopped(up, bot);
+  // Its next start here (its lease taken back) reads the note from the dialog's header.
+  await bot.start();
+  await expect
+    .poll(() => botSaid(up!), { timeout: 10_000 })
+    .toEqual(["Which size?", "An operator ended this conversation."]);
+  // Said by the start alone: the daemon's stop adds nothing.
+  await up.restart();
+  expect(botSaid(up)).toEqual(["Which size?", "An operator ended this conversation."]);
 });

@@ -94,7 +94,8 @@ export const END_TOO_EARLY =
  * was not kept). One whose first question is still being sent or recorded is waited for, at most
  * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made. The
  * dialog's log not read within {@link END_WRITE_WAIT_MS}, it rejects with `STATE_UNAVAILABLE`,
- * nothing made.
+ * nothing made. Made while the bot is stopped (or stopping), the note is not said here: the next
+ * start says it.
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -155,9 +156,13 @@ export async function endByOperator(
   // with the progresses the dialog's runs left open as the log the end goes after holds them,
   // ended then (end-progresses.ts).
   const told = noteOfLog(contexts, record, noteOf(contexts, record, note));
+  // The bot stopped here (its lease lost, or stopping): the header keeps the note, and the bot's
+  // next start (here, or on the instance that takes it) says it, once (`DialogEngine.open`).
+  const stopped = dialogs.untilStop.aborted;
   const ending = dialogs.end(id, "operator", dialogs.untilStop, told.note, told);
   const noted = async (c: TaskControl) =>
     (await raceAbort(ending, c.signal).catch(() => false)) &&
+    !stopped &&
     told.note &&
     sayNote(o, record, told.note, c.signal);
   if (turn.key === record.conversation) turn.release(noted);
