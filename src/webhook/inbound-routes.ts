@@ -213,6 +213,7 @@ async function handle(
     return fail(reply, 503, busy.error);
   }
   running.set(botName, (running.get(botName) ?? 0) + 1);
+  // Budget waits count (not so for an event handler): the sender waits, the claim lasts this + 10 s.
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
   const signal = AbortSignal.any([timeout.signal, deps.stopping]);
   try {
@@ -276,8 +277,8 @@ function budgetWaitMs(bot: InboundBot): number {
 /**
  * Why a request to `bot`, which runs `runs` inbound handlers now, is refused rather than held,
  * with the seconds after which a retry may find room; undefined when it runs. A flood of requests
- * would otherwise each hold a connection and a handler waiting for the account's call budget
- * (whose waits no `handler_timeout` counts), without bound.
+ * would otherwise each hold a connection and a handler waiting for the account's call budget,
+ * each until its `handler_timeout` (which counts those waits: the sender waits for the answer).
  */
 function busyAnswer(bot: InboundBot, runs: number): { error: string; retryAfterS: number } | undefined {
   const waitMs = budgetWaitMs(bot);

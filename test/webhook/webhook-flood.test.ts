@@ -3,7 +3,8 @@
  * would wait for the account's spent call budget, or that finds the bot's inbound handlers all
  * taken, is answered 503 with `Retry-After` at once instead of holding its connection while its
  * send waits its turn. The daemon in this process against the sandbox over HTTP (its rate limits
- * on), on a held test clock: the budget's pacing moves only where the test moves the clock.
+ * on), on a held test clock: the budget's pacing moves only where the test moves the clock. An
+ * admitted request's `handler_timeout` counts its budget waits (its sender is waiting).
  */
 import { request } from "undici";
 import { afterEach, expect, it } from "vitest";
@@ -22,7 +23,7 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-async function start(clock: TestClock, perMinute: number) {
+async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s") {
   const sandbox = await startSandbox({ clock });
   cleanup = () => sandbox.stop();
   sandbox.control.createUser({
@@ -43,6 +44,7 @@ async function start(clock: TestClock, perMinute: number) {
         email: BOT,
         definition: relay as unknown as BotDefinition<never, never>,
         extra: [
+          `handler_timeout: ${handlerTimeout}`,
           `rate_limit: { per_minute: ${perMinute}, per_hour: 2000 }`,
           "settings:",
           "  webhook: alerts",
@@ -71,6 +73,19 @@ async function deliver(url: string, text: string) {
   return { status: res.statusCode, retryAfter: res.headers["retry-after"], body: await res.body.json() };
 }
 
+/** `answer`, the held clock moved by `stepMs` at a time (at most 120 steps) until it comes. */
+async function movingClock<T>(clock: TestClock, stepMs: number, answer: Promise<T>): Promise<T> {
+  let answered = false;
+  void answer.then(() => {
+    answered = true;
+  });
+  for (let s = 0; s < 120 && !answered; s++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(stepMs);
+  }
+  return answer;
+}
+
 it("a request that would wait for the spent budget is answered 503 with Retry-After, not held", async () => {
   const clock = new TestClock({ held: true });
   const { url } = await start(clock, 5);
@@ -83,16 +98,7 @@ it("a request that would wait for the spent budget is answered 503 with Retry-Af
     sent.push(i);
   }
   // The minute's calls are spent: the next send would wait most of a minute.
-  const answer = deliver(url, "one too many");
-  let answered: Awaited<typeof answer> | undefined;
-  void answer.then((res) => {
-    answered = res;
-  });
-  for (let s = 0; s < 120 && answered === undefined; s++) {
-    await new Promise((resolve) => setImmediate(resolve));
-    await clock.advance(1_000);
-  }
-  const res = await answer;
+  const res = await movingClock(clock, 1_000, deliver(url, "one too many"));
   expect(sent.length).toBeGreaterThan(0);
   expect(res.status).toBe(503);
   expect(Number(res.retryAfter)).toBeGreaterThan(10);
@@ -119,4 +125,20 @@ it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is a
   });
   sb.control.delay(0);
   expect((await Promise.all(held)).map((r) => r.status)).toEqual(Array(WEBHOOK_RUNS_PER_BOT).fill(200));
+});
+
+it("an admitted request's handler_timeout counts its send's wait for the budget: answered 500 at it", async () => {
+  const clock = new TestClock({ held: true });
+  const { sandbox: sb, url } = await start(clock, 2, "2s");
+  // The start's calls have left the minute's window; the first relay spends the next one.
+  await clock.advance(61_000);
+  expect((await deliver(url, "first")).status).toBe(200);
+  // A few seconds before the window frees: admitted (a send would wait under 10 s), its send waits.
+  await clock.advance(55_000);
+  const from = clock.now();
+  const answer = await movingClock(clock, 100, deliver(url, "second"));
+  // Answered at its 2 s timeout, its send still waiting for the budget.
+  expect(answer).toMatchObject({ status: 500, body: { error: "the webhook handler timed out" } });
+  expect(clock.now() - from).toBeLessThan(3_000);
+  expect(sb.control.messages().map((m) => m.content)).toEqual(["first"]);
 });
