@@ -65,6 +65,8 @@ export function effectRecordsTtlMs(o: Pick<BotRuntimeOptions, "mode" | "replay">
   return Math.max(EFFECT_RECORDS_MIN_TTL_MS, o.replay.maxAgeMs + EFFECT_RECORDS_MARGIN_MS);
 }
 
+export { warnUnreachable } from "./warn-unreachable.ts";
+
 /** Retry delays for a server that is down or failing (registration and polls): first and cap. */
 export const SERVER_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 30_000 });
 
@@ -131,15 +133,6 @@ export interface BotRuntimeOptions {
    * belongs to another server. `queue`: the bot registers a queue next.
    */
   checkServer?(signal: AbortSignal, queue: boolean): Promise<ServerCheckResult>;
-}
-
-/** Warns of inbound webhooks declared where the config has no listener to serve them. */
-export function warnUnreachable(log: Logger, webhooks: ReadonlyMap<string, unknown>): void {
-  if (webhooks.size === 0) return;
-  log.warn(
-    { webhooks: [...webhooks.keys()] },
-    'the bot declares inbound webhooks, but the config has no http: listener, so they cannot be reached: add http: { listen: "127.0.0.1:8080" }',
-  );
 }
 
 /**
@@ -300,6 +293,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     log,
     clock,
     contextDeps: () => contexts.deps(),
+    lookups: () => services.lookups,
     runHandler: contexts.runHandler,
     runJob,
     storeLanded: () => storeHealth.landed(),

@@ -16,7 +16,8 @@ import { realClock } from "../time/clock.ts";
 import { printOf } from "./effect-claims.ts";
 import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effect-records.ts";
 import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
-import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
+import { keptClientLookups } from "./schedule/recipient-ids.ts";
+import { listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
 import {
   type EnsureResult,
@@ -57,7 +58,7 @@ export function recordedSchedule(
   const schedule = createScheduleApi(options);
   if (effects === undefined) return schedule;
   const run = effects.run;
-  const lookups = options.lookups ?? clientLookups(options.client);
+  const lookups = options.lookups ?? keptClientLookups(options.client, options.clock ?? realClock);
   return {
     ...schedule,
     at: (params) =>

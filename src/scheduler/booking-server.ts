@@ -9,12 +9,10 @@ import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import { codePointLength } from "../effects/limits/code-points.ts";
 import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/normalize.ts";
-import {
-  clientLookups,
-  type RecipientLookups,
-  resolveRecipient,
-} from "../effects/schedule/resolve-recipient.ts";
+import { keptClientLookups } from "../effects/schedule/recipient-ids.ts";
+import { type RecipientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import { scheduleInvalid } from "../effects/schedule/scheduled-message-error.ts";
+import type { Clock } from "../time/clock.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { isDatedTopic, topicOf } from "./occurrence-topic.ts";
@@ -71,8 +69,10 @@ export interface ServerTexts {
 
 /** What bookings need of the server, and how channel names and emails become ids. */
 export interface BookingServerOptions extends ServerTexts {
-  /** The bot's caches (`ctx.schedule`'s lookups); default: a request for each name. */
+  /** The bot's caches (`ctx.schedule`'s lookups); default: the client's, each email's id kept an hour. */
   lookups?: RecipientLookups;
+  /** The default lookups' clock. */
+  clock?: Pick<Clock, "now">;
 }
 
 export class BookingServer {
@@ -84,7 +84,7 @@ export class BookingServer {
 
   constructor(client: Client, texts: BookingServerOptions) {
     this.#client = client;
-    this.#lookups = texts.lookups ?? clientLookups(client);
+    this.#lookups = texts.lookups ?? keptClientLookups(client, texts.clock);
     this.#emptyTopicName = texts.emptyTopicName;
     this.#texts = texts;
   }

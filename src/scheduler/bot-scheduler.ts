@@ -5,6 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
+import type { RecipientLookups } from "../effects/schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import type { RunHandler, RunJob } from "../pipeline/incoming.ts";
@@ -30,6 +31,11 @@ export interface BotSchedulerOptions {
   clock?: Clock;
   /** What the bot's contexts are built from (the server's empty-topic name is read from it). */
   contextDeps(): ContextDeps<unknown>;
+  /**
+   * The bot's caches' lookups (`ctx.schedule`'s): `bot.schedule` and the announcements resolve
+   * names and emails with them, even before the bot registers. Default: the client's, ids kept.
+   */
+  lookups?: () => RecipientLookups;
   /** The bot's pipeline's run stage: where cron jobs' handlers run. */
   runHandler: RunHandler;
   /** The pipeline's retries, effect records and dead letters for a cron job's occurrence. */
@@ -67,9 +73,19 @@ export class BotScheduler {
     this.#clock = options.clock ?? realClock;
   }
 
-  /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`); made on first use. */
+  /**
+   * One-shot scheduled messages, usable before `start()` (it is `bot.schedule`); made on first use.
+   * Names and emails resolve as `ctx.schedule`'s do, through the bot's caches and kept ids.
+   */
   get schedule(): ScheduleApi {
-    this.#schedule ??= createScheduleApi({ client: this.#o.client, clock: this.#clock });
+    if (this.#schedule === undefined) {
+      const lookups = this.#o.lookups?.();
+      this.#schedule = createScheduleApi({
+        client: this.#o.client,
+        clock: this.#clock,
+        ...(lookups ? { lookups } : {}),
+      });
+    }
     return this.#schedule;
   }
 
@@ -96,7 +112,7 @@ export class BotScheduler {
     if (!followsBookings && declarations.cronJobs.length === 0) return;
     const log = this.#o.log.child({ component: "scheduler" });
     const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
-    const lookups = this.#o.contextDeps().services?.lookups;
+    const lookups = this.#o.lookups?.();
     const recurring = followsBookings
       ? new RecurringBookings(
           {

@@ -64,7 +64,7 @@ export class RecurringBookings {
   /** Throws `SCHEDULE_INVALID` (ScheduleError) for an announcement whose cron or time zone is bad. */
   constructor(options: RecurringBookingsOptions, declarations: ReadonlyMap<string, RecurringAnnouncement>) {
     this.#o = options;
-    this.#server = new BookingServer(options.client, options.server);
+    this.#server = new BookingServer(options.client, { clock: options.clock, ...options.server });
     this.#records = new BookingRecords(options.store, options.flush);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync());
     for (const [id, spec] of declarations) {

@@ -5,8 +5,9 @@
  * not track `realm_user` events). An email the server does not know is not kept: asked again, it
  * is refused by name again, and found once the user exists.
  */
-import type { Clock } from "../../time/clock.ts";
-import type { RecipientLookups } from "./resolve-recipient.ts";
+import type { Client } from "../../api/create-client.ts";
+import { type Clock, realClock } from "../../time/clock.ts";
+import { clientLookups, type RecipientLookups } from "./resolve-recipient.ts";
 
 /** How many emails are kept: past it, the least recently used goes. */
 export const RECIPIENT_IDS_MAX = 1_000;
@@ -37,4 +38,19 @@ export function keptUserIds(
       return id;
     },
   };
+}
+
+const byClient = new WeakMap<Client, WeakMap<Pick<Clock, "now">, RecipientLookups>>();
+
+/**
+ * The client's own lookups (a request each) with each email's user id kept, one set per client
+ * and clock: what every scheduling path without the bot's caches (`bot.schedule`, recurring
+ * bookings, a context with no bot services) resolves with, so they share one bounded cache.
+ */
+export function keptClientLookups(client: Client, clock: Pick<Clock, "now"> = realClock): RecipientLookups {
+  const perClock = byClient.get(client) ?? new WeakMap<Pick<Clock, "now">, RecipientLookups>();
+  byClient.set(client, perClock);
+  const lookups = perClock.get(clock) ?? keptUserIds(clientLookups(client), clock);
+  perClock.set(clock, lookups);
+  return lookups;
 }

@@ -7,12 +7,8 @@ import { isApiError } from "../../api/errors.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
 import { codePointLength } from "../limits/code-points.ts";
 import { normalizeContent, toSeconds } from "./normalize.ts";
-import {
-  clientLookups,
-  type Recipient,
-  type RecipientLookups,
-  resolveRecipient,
-} from "./resolve-recipient.ts";
+import { keptClientLookups } from "./recipient-ids.ts";
+import { type Recipient, type RecipientLookups, resolveRecipient } from "./resolve-recipient.ts";
 import { ScheduledMessageError, scheduleInvalid } from "./scheduled-message-error.ts";
 
 /** What {@link ScheduleApi.at} books. */
@@ -77,7 +73,7 @@ export interface ScheduleApiOptions {
    * when known (from the register response).
    */
   limits?: () => { maxMessageLength: number; maxTopicLength: number; emptyTopicName?: string } | undefined;
-  /** How `to`'s names and emails become ids. Default: a request each (the client's lookups). */
+  /** How `to`'s names and emails become ids. Default: the client's, each email's id kept an hour. */
   lookups?: RecipientLookups;
 }
 
@@ -87,7 +83,7 @@ const SERVER_PAST = /in the future/i;
 export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
   const { client, signal } = options;
   const clock = options.clock ?? realClock;
-  const lookups = options.lookups ?? clientLookups(client);
+  const lookups = options.lookups ?? keptClientLookups(client, clock);
   const call = signal ? { signal } : {};
 
   const when = (at: unknown, where: string): number => {
