@@ -4,8 +4,9 @@
  * size (413) → signature or token (401) → body parse (400) → a JSON body no object, when the
  * webhook takes only objects (422) → idempotency key (400 when the
  * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
- * once handled; 503 while a run with the key is under way) → bot not stopping (503) → room to
- * run (503 with `Retry-After`, see {@link busyAnswer}) → handler (200, or 500 if it throws).
+ * once handled; 503 while a run with the key is under way) → bot not stopping (503) → fewer than
+ * 64 of the bot's handlers running (503) → handler (200; 503 with `Retry-After` when a call of its
+ * would wait over 10 s for the account's budget, see budget-room.ts; 500 if it throws).
  *
  * A request with a key (an idempotency header's, one its webhook's `idempotencyKey` reads from the
  * verified request, or a signature's replay key) is claimed for its run, marked handled once it
@@ -17,12 +18,12 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import type { RateBucket } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import { BudgetRefusal, crowded, refuseLongBudgetWaits } from "./budget-room.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import type { WebhookRequestCounts } from "./request-counts.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
@@ -60,16 +61,6 @@ interface Target {
 }
 
 const UNKNOWN_ROUTE = "/webhooks/(unknown)";
-
-/**
- * A call's wait for the account's call budget past which a webhook request is refused (503) rather
- * than held: the handler's sends would wait at least that long, and senders give up on a delivery
- * after about 10 s (GitHub), so a held request would only keep its connection open for nothing.
- */
-export const WEBHOOK_BUDGET_WAIT_MS = 10_000;
-
-/** Requests of one bot whose handlers run at once, past which another is refused (503). */
-export const WEBHOOK_RUNS_PER_BOT = 64;
 
 export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): void {
   const targets = new WeakMap<FastifyRequest, Target>();
@@ -205,7 +196,7 @@ async function handle(
     return fail(reply, 503, `bot ${bot.runtime.name} is not running here now; try again`);
   }
   const botName = bot.runtime.name;
-  const busy = busyAnswer(bot, running.get(botName) ?? 0);
+  const busy = crowded(botName, running.get(botName) ?? 0);
   if (busy !== undefined) {
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
     log.debug({ reason: busy.error }, "webhook request refused: the bot has no room for it now");
@@ -215,7 +206,9 @@ async function handle(
   running.set(botName, (running.get(botName) ?? 0) + 1);
   // Budget waits count (not so for an event handler): the sender waits, the claim lasts this + 10 s.
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
-  const signal = AbortSignal.any([timeout.signal, deps.stopping]);
+  const refusal = new AbortController();
+  const signal = AbortSignal.any([timeout.signal, deps.stopping, refusal.signal]);
+  refuseLongBudgetWaits(bot.runtime, signal, refusal);
   try {
     // Its sends are recorded under the key: a run again (after a crash) makes none twice, and one
     // whose answer was lost is looked for back to when the request was first claimed.
@@ -251,6 +244,15 @@ async function handle(
       reply.header("retry-after", "30");
       return fail(reply, 503, "the daemon stopped before the webhook handler finished; try again");
     }
+    if (refusal.signal.reason instanceof BudgetRefusal) {
+      const { error, retryAfterS } = refusal.signal.reason.answer;
+      log.debug(
+        { reason: error },
+        "webhook request refused: its handler's call would wait for the call budget",
+      );
+      reply.header("retry-after", String(retryAfterS));
+      return fail(reply, 503, error);
+    }
     log.error({ err }, signal.aborted ? "webhook handler timed out" : "webhook handler failed");
     return fail(reply, 500, signal.aborted ? "the webhook handler timed out" : "the webhook handler failed");
   } finally {
@@ -259,41 +261,6 @@ async function handle(
     if (left > 0) running.set(botName, left);
     else running.delete(botName);
   }
-}
-
-/** How long a call of `bot` asking now would wait for its account's budget (0: none, or not known yet). */
-function budgetWaitMs(bot: InboundBot): number {
-  let budget: RateBucket;
-  try {
-    budget = bot.runtime.contextDeps().api.budget.other;
-  } catch {
-    // Not registered yet: the handler's run reports that itself.
-    return 0;
-  }
-  const now = budget.clock.now();
-  return budget.enforced ? Math.max(0, budget.nextStartAt(now) - now) : 0;
-}
-
-/**
- * Why a request to `bot`, which runs `runs` inbound handlers now, is refused rather than held,
- * with the seconds after which a retry may find room; undefined when it runs. A flood of requests
- * would otherwise each hold a connection and a handler waiting for the account's call budget,
- * each until its `handler_timeout` (which counts those waits: the sender waits for the answer).
- */
-function busyAnswer(bot: InboundBot, runs: number): { error: string; retryAfterS: number } | undefined {
-  const waitMs = budgetWaitMs(bot);
-  const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
-  if (waitMs > WEBHOOK_BUDGET_WAIT_MS)
-    return {
-      error: `bot ${bot.runtime.name}'s account is at its rate limit for calls to the chat server; try again in ${retryAfterS} s`,
-      retryAfterS,
-    };
-  if (runs >= WEBHOOK_RUNS_PER_BOT)
-    return {
-      error: `bot ${bot.runtime.name} is handling ${runs} webhook requests already; try again shortly`,
-      retryAfterS,
-    };
-  return undefined;
 }
 
 /**

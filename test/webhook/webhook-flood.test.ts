@@ -9,10 +9,11 @@
 import { request } from "undici";
 import { afterEach, expect, it } from "vitest";
 import relay from "../../bots/webhook-relay.ts";
+import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
-import { WEBHOOK_RUNS_PER_BOT } from "../../src/webhook/inbound-routes.ts";
+import { WEBHOOK_RUNS_PER_BOT } from "../../src/webhook/budget-room.ts";
 import { startDaemon } from "../support/http-daemon.ts";
 
 const BOT = "relay-bot@sandbox.example";
@@ -22,6 +23,19 @@ afterEach(async () => {
   await cleanup?.();
   cleanup = undefined;
 });
+
+/** The relay bot, with a webhook `count` whose handler makes no server call: it keeps a count in state. */
+const withCounter = {
+  ...relay,
+  setup(bot: BotApi, ...rest: unknown[]) {
+    (relay.setup as (...a: unknown[]) => unknown)(bot, ...rest);
+    bot.webhook("count", { verify: { type: "none" } }, async (ctx) => {
+      const count = ((await ctx.state.get<number>("count")) ?? 0) + 1;
+      await ctx.state.set("count", count);
+      return { count };
+    });
+  },
+} as unknown as BotDefinition<never, never>;
 
 async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s") {
   const sandbox = await startSandbox({ clock });
@@ -42,7 +56,7 @@ async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s"
     {
       relay: {
         email: BOT,
-        definition: relay as unknown as BotDefinition<never, never>,
+        definition: withCounter,
         extra: [
           `handler_timeout: ${handlerTimeout}`,
           `rate_limit: { per_minute: ${perMinute}, per_hour: 2000 }`,
@@ -61,7 +75,11 @@ async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s"
     await running.stop();
     await sandbox.stop();
   };
-  return { sandbox, url: `${running.url}/webhooks/relay/alerts` };
+  return {
+    sandbox,
+    url: `${running.url}/webhooks/relay/alerts`,
+    counter: `${running.url}/webhooks/relay/count`,
+  };
 }
 
 async function deliver(url: string, text: string) {
@@ -88,7 +106,7 @@ async function movingClock<T>(clock: TestClock, stepMs: number, answer: Promise<
 
 it("a request that would wait for the spent budget is answered 503 with Retry-After, not held", async () => {
   const clock = new TestClock({ held: true });
-  const { url } = await start(clock, 5);
+  const { url, counter } = await start(clock, 5);
   // The start's calls have left the minute's window.
   await clock.advance(61_000);
   const sent: number[] = [];
@@ -105,6 +123,9 @@ it("a request that would wait for the spent budget is answered 503 with Retry-Af
   expect(res.body).toEqual({
     error: expect.stringContaining("bot relay's account is at its rate limit for calls to the chat server"),
   });
+  // A handler that makes no call to the chat server runs all the same: its state kept, its answer given.
+  expect((await deliver(counter, "")).body).toEqual({ count: 1 });
+  expect(await deliver(counter, "")).toMatchObject({ status: 200, body: { count: 2 } });
   // Once the window frees up, the sender's retry is relayed.
   await clock.advance(61_000);
   expect((await deliver(url, "one too many")).status).toBe(200);
