@@ -138,7 +138,9 @@ const notFoundSm = () => notFound("Scheduled message does not exist");
 function readTo(params: Params): number | number[] | undefined {
   const found = params.json("to");
   if (!found) return undefined;
-  return Array.isArray(found.value) ? checkIntList(found.value, "to") : checkInt(found.value, "to");
+  return Array.isArray(found.value)
+    ? checkIntList(found.value, "to", found.intLiterals)
+    : checkInt(found.value, "to", found.intLiterals[0]);
 }
 
 function checkFuture(core: SandboxCore, ts: number): void {

@@ -150,6 +150,30 @@ test("Json parameters are parsed strictly", async ({ sb }) => {
   expect(notInt.body).toEqual({ result: "error", msg: "num_before is not an integer", code: "BAD_REQUEST" });
 });
 
+test("a Json[int] is a JSON integer literal, strictly: a whole float or a boolean is not an integer", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const notInteger = (name: string) => ({
+    result: "error",
+    msg: `${name} is not an integer`,
+    code: "BAD_REQUEST",
+  });
+  for (const value of ["1.0", "1e3", "1E+0", "true"]) {
+    const reply = await bot.get("/messages", { anchor: "newest", num_before: value, num_after: 0 });
+    expect([value, reply.status, reply.body]).toEqual([value, 400, notInteger("num_before")]);
+  }
+  // JSON allows whitespace around a value and -0 is an integer literal (read as 0).
+  for (const value of [" 1", "1\n", "-0"]) {
+    const reply = await bot.get("/messages", { anchor: "newest", num_before: 0, num_after: value });
+    expect([value, reply.status]).toEqual([value, 200]);
+  }
+  const listItem = await bot.get("/messages", { message_ids: "[1, 2.0]" });
+  expect(listItem.body).toEqual(notInteger("message_ids[1]"));
+  const moved = await bot.patch("/messages/1", { stream_id: "1.0" });
+  expect(moved.body).toEqual(notInteger("stream_id"));
+});
+
 test("query parameters also work on POST", async ({ sb }) => {
   const reply = await sb
     .as(BOT)

@@ -66,15 +66,21 @@ export class Params {
     return v as T;
   }
 
-  /** A `Json[...]` parameter's parsed value (no type check). */
-  json(name: string): { value: unknown; as: string } | undefined {
+  /**
+   * A `Json[...]` parameter's parsed value (no type check), with `intLiterals`: for each number
+   * literal of its text, in order, whether it is written as an integer (`1`, `-0`), not with a
+   * fraction or an exponent (`1.0`, `1e3`), which strict validation takes as a float.
+   */
+  json(name: string): JsonParam | undefined {
     const found = this.raw(name);
     if (!found) return undefined;
+    let value: unknown;
     try {
-      return { value: JSON.parse(found.value), as: found.as };
+      value = JSON.parse(found.value);
     } catch {
       throw badRequest(`${found.as} is not valid JSON`);
     }
+    return { value, as: found.as, intLiterals: intLiterals(found.value) };
   }
 
   /** A `Json[bool]`; with `nullable`, JSON `null` reads as absent (`Json[bool] | None`). */
@@ -85,9 +91,10 @@ export class Params {
     return found.value;
   }
 
+  /** A `Json[int]`: a JSON integer literal; `1.0`, `1e3`, `true`, `"1"` are "not an integer". */
   int(name: string): number | undefined {
     const found = this.json(name);
-    return found && checkInt(found.value, name);
+    return found && checkInt(found.value, name, found.intLiterals[0]);
   }
 
   requiredInt(name: string): number {
@@ -98,7 +105,7 @@ export class Params {
 
   intList(name: string): number[] | undefined {
     const found = this.json(name);
-    return found && checkIntList(found.value, name);
+    return found && checkIntList(found.value, name, found.intLiterals);
   }
 
   stringList(name: string, opts: { nullable?: boolean } = {}): string[] | undefined {
@@ -112,15 +119,38 @@ export class Params {
   }
 }
 
-export function checkInt(value: unknown, name: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value)) throw badRequest(`${name} is not an integer`);
-  return value;
+export type JsonParam = { value: unknown; as: string; intLiterals: boolean[] };
+
+/**
+ * A strict int: a number written as an integer literal (`literal`, from `intLiterals`); the
+ * server's strict validation refuses a float even when whole (`1.0`, `1e3`). `-0` reads as 0.
+ */
+export function checkInt(value: unknown, name: string, literal = true): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || !literal) {
+    throw badRequest(`${name} is not an integer`);
+  }
+  return value + 0;
 }
 
-export function checkIntList(value: unknown, name: string): number[] {
+/** A list of strict ints; `literals` as in `checkInt`, one per element (all checked in order). */
+export function checkIntList(value: unknown, name: string, literals: boolean[] = []): number[] {
   if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
-  value.forEach((v, i) => {
-    checkInt(v, `${name}[${i}]`);
-  });
-  return value as number[];
+  // Elements are checked in order and the first non-number throws, so element i is number literal i.
+  return value.map((v, i) => checkInt(v, `${name}[${i}]`, literals[i] ?? true));
+}
+
+/** For each number literal of a JSON text (strings skipped), whether it has no fraction or exponent. */
+function intLiterals(text: string): boolean[] {
+  const out: boolean[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+    } else if (c === "-" || (c >= "0" && c <= "9")) {
+      const start = i;
+      while (i + 1 < text.length && /[-+0-9.eE]/.test(text[i + 1]!)) i++;
+      out.push(/^-?\d+$/.test(text.slice(start, i + 1)));
+    }
+  }
+  return out;
 }
