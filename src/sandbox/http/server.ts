@@ -75,12 +75,20 @@ const MAX_BODY = 25 * 1024 * 1024;
 export function createSandboxServer(deps: ServerDeps): Server {
   const server = createServer((req, res) => {
     handle(deps, req, res).catch((err) => {
+      // The caller went away mid-request (it aborted, or the sandbox stopped and closed its
+      // connection): there is no one to answer and nothing went wrong here.
+      if (clientGone(req, err)) return;
       process.stderr.write(`sandbox: internal error: ${(err as Error).stack ?? String(err)}\n`);
       sendJson(res, 500, { result: "error", msg: "Internal server error" });
     });
   });
   server.keepAliveTimeout = 5_000;
   return server;
+}
+
+/** Whether `err` is the request's own abort: its connection closed before its body was read. */
+function clientGone(req: IncomingMessage, err: unknown): boolean {
+  return req.destroyed && (err as NodeJS.ErrnoException | undefined)?.code === "ECONNRESET";
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
