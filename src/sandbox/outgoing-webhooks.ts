@@ -118,19 +118,23 @@ export class OutgoingWebhooks {
   private async post(bot: UserRecord, msg: MessageRecord, trigger: string): Promise<Outcome> {
     const init = this.request(bot, msg, trigger);
     for (let attempt = 0; attempt <= MAX_RETRIES; attempt++) {
-      let res: Response;
+      let status: number;
+      let text: string;
       try {
-        res = await fetch(bot.outgoing!.url, {
+        const res = await fetch(bot.outgoing!.url, {
           ...init,
           signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(TIMEOUT_MS)]),
         });
+        status = res.status;
+        // The body is part of the request: a connection closed while it comes is a failed try too.
+        text = await res.text();
       } catch {
         if (this.abort.signal.aborted) return { kind: "none" };
         continue;
       }
-      if (res.status < 200 || res.status >= 300)
-        return { kind: "failure", reason: `Third party responded with ${res.status}` };
-      return interpret(bot.outgoing!.interface, await res.text());
+      if (status < 200 || status >= 300)
+        return { kind: "failure", reason: `Third party responded with ${status}` };
+      return interpret(bot.outgoing!.interface, text);
     }
     return { kind: "failure", reason: "Bot is unavailable" };
   }

@@ -20,8 +20,11 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-/** A webhook receiver on port 0 answering each request with the next canned reply. */
-async function startReceiver(replies: { status: number; body: string }[]) {
+/**
+ * A webhook receiver on port 0 answering each request with the next canned reply; a `cut` reply
+ * promises more bytes than its body and closes the connection after the body.
+ */
+async function startReceiver(replies: { status: number; body: string; cut?: boolean }[]) {
   const received: Received[] = [];
   receiver = createServer((req, res) => {
     let body = "";
@@ -31,6 +34,11 @@ async function startReceiver(replies: { status: number; body: string }[]) {
     req.on("end", () => {
       received.push({ headers: req.headers, body });
       const reply = replies.shift() ?? { status: 200, body: '""' };
+      if (reply.cut) {
+        res.writeHead(reply.status, { "content-type": "application/json", "content-length": "1000" });
+        res.write(reply.body, () => res.socket?.destroy());
+        return;
+      }
       res.writeHead(reply.status, { "content-type": "application/json" });
       res.end(reply.body);
     });
@@ -172,5 +180,18 @@ describe("outgoing webhooks", () => {
     expect(() => sb.control.setOutgoingWebhook("echo-bot@x.example", { url: "ftp://x" })).toThrow(
       'The outgoing webhook URL must be an http(s) URL, not "ftp://x".',
     );
+  });
+
+  it("a connection closed while the answer comes is retried like a failed connection", async () => {
+    const hook = await startReceiver([
+      { status: 200, body: '{"content":', cut: true },
+      { status: 200, body: '{"content":"pong"}' },
+    ]);
+    const sb = await sandboxWith(hook.url);
+    const echo = sb.control.users().find((u) => u.email === "echo-bot@x.example")!;
+    sb.control.sendAs("mel@x.example", { type: "direct", to: [echo.user_id], content: "hi" });
+    await sb.control.settleWebhooks();
+    expect(hook.received).toHaveLength(2);
+    expect(sb.control.messages().at(-1)!.content).toBe("pong");
   });
 });
