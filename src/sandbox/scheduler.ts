@@ -178,14 +178,15 @@ function recipients(
 
 function create(ctx: AuthedContext) {
   const { core, user, params } = ctx;
-  const rawType = params.literal("type", TYPES);
-  if (rawType === undefined) throw missingArgument("type");
+  // Read in the server's parameter order: the first missing or invalid one is the error.
+  const content = params.requiredStr("content");
+  const readBySender = params.bool("read_by_sender");
   const to = readTo(params);
   if (to === undefined) throw missingArgument("to");
-  const content = params.requiredStr("content");
-  const topic = params.str("topic");
+  const rawType = params.oneOf("type", TYPES);
+  if (rawType === undefined) throw missingArgument("type");
   const ts = params.requiredInt("scheduled_delivery_timestamp");
-  const readBySender = params.bool("read_by_sender");
+  const topic = params.str("topic");
   checkFuture(core, ts);
   const type = messageType(rawType);
   const target = recipients(core, user, type, to, topic);
@@ -224,11 +225,11 @@ function access(ctx: AuthedContext): ScheduledRecord {
 
 function edit(ctx: AuthedContext) {
   const { core, user, params } = ctx;
-  const rawType = params.literal("type", TYPES);
-  const to = readTo(params);
   const content = params.str("content");
-  const topic = params.str("topic");
+  const rawType = params.oneOf("type", TYPES);
   const ts = params.int("scheduled_delivery_timestamp");
+  const to = readTo(params);
+  const topic = params.str("topic");
   if ([rawType, to, content, topic, ts].every((v) => v === undefined)) throw badRequest("Nothing to change");
   if (rawType !== undefined && to === undefined) {
     throw badRequest("Recipient required when updating type of scheduled message.");

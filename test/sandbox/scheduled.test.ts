@@ -131,6 +131,34 @@ test("creation errors", async ({ sb }) => {
   expect(noTopic.body.msg).toBe("Missing topic");
 });
 
+test("parameters are checked in the server's order; a type outside the list has the validator's wording", async ({
+  sb,
+}) => {
+  const member = sb.as(MEMBER);
+  const missing = async (form: Record<string, unknown>) =>
+    (await member.post("/scheduled_messages", form as never)).body.var_name;
+  expect(await missing({})).toBe("content");
+  expect(await missing({ content: "x" })).toBe("to");
+  expect(await missing({ content: "x", to: 1 })).toBe("type");
+  expect(await missing({ content: "x", to: 1, type: "stream" })).toBe("scheduled_delivery_timestamp");
+  const notInList = {
+    result: "error",
+    msg: "Invalid type: Value error, Not in the list of possible values",
+    code: "BAD_REQUEST",
+  };
+  const base = { type: "email", to: 1, topic: "t", content: "x", scheduled_delivery_timestamp: NOW + 60 };
+  expect((await member.post("/scheduled_messages", base)).body).toEqual(notInList);
+  expect((await member.post("/scheduled_messages", { ...base, to: "general" })).body.msg).toBe(
+    "to is not valid JSON",
+  );
+  const created = await member.post("/scheduled_messages", { ...base, type: "stream" });
+  const edited = await member.patch(`/scheduled_messages/${created.body.scheduled_message_id}`, {
+    type: "email",
+    to: 1,
+  });
+  expect(edited.body).toEqual(notInList);
+});
+
 test("edit and delete rules, 404 for unknown or foreign ids", async ({ sb }) => {
   const { body } = await sb.as(MEMBER).post("/scheduled_messages", {
     type: "stream",

@@ -67,6 +67,19 @@ export class Params {
   }
 
   /**
+   * A string the server checks with a validator of allowed values (check_string_in_validator, not
+   * a Literal): its wording is the validator's ValueError, "Invalid <name>: Value error, …".
+   */
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    const v = this.str(name);
+    if (v === undefined) return undefined;
+    if (!(allowed as readonly string[]).includes(v)) {
+      throw badRequest(`Invalid ${name}: Value error, Not in the list of possible values`);
+    }
+    return v as T;
+  }
+
+  /**
    * A `Json[...]` parameter's parsed value (no type check), with `intLiterals`: for each number
    * literal of its text, in order, whether it is written as an integer (`1`, `-0`), not with a
    * fraction or an exponent (`1.0`, `1e3`), which strict validation takes as a float.
