@@ -174,6 +174,20 @@ test("a Json[int] is a JSON integer literal, strictly: a whole float or a boolea
   expect(moved.body).toEqual(notInteger("stream_id"));
 });
 
+test("PATCH /messages/{id} checks its parameters in the server's order", async ({ sb }) => {
+  const bot = sb.as(BOT);
+  const sent = await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "x" });
+  const edit = (form: Record<string, string>) => bot.patch(`/messages/${sent.body.id}`, form);
+  const msg = async (form: Record<string, string>) => (await edit(form)).body.msg;
+  expect(await msg({ stream_id: "x", propagate_mode: "all" })).toBe("Invalid propagate_mode");
+  expect(await msg({ send_notification_to_old_thread: "1", send_notification_to_new_thread: "1" })).toBe(
+    "send_notification_to_new_thread is not a boolean",
+  );
+  expect(await msg({ stream_id: "x", send_notification_to_old_thread: "1" })).toBe(
+    "send_notification_to_old_thread is not a boolean",
+  );
+});
+
 test("query parameters also work on POST", async ({ sb }) => {
   const reply = await sb
     .as(BOT)

@@ -25,13 +25,14 @@ function editMessage(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   const data = core.data;
   const id = Number(ctx.path.message_id);
-  const streamId = params.int("stream_id");
-  const topicRaw = params.str("topic", { aliases: ["subject"] });
-  const mode = params.literal("propagate_mode", MODES) ?? "change_one";
-  params.bool("send_notification_to_old_thread");
-  params.bool("send_notification_to_new_thread");
+  // Read in the server's parameter order: the first invalid one is the error.
   const contentRaw = params.str("content");
   params.str("prev_content_sha256");
+  const mode = params.literal("propagate_mode", MODES) ?? "change_one";
+  params.bool("send_notification_to_new_thread");
+  params.bool("send_notification_to_old_thread");
+  const streamId = params.int("stream_id");
+  const topicRaw = params.str("topic", { aliases: ["subject"] });
   const msg = accessMessage(data, user, id);
   if (contentRaw === undefined && topicRaw === undefined && streamId === undefined)
     throw badRequest("Nothing to change");
