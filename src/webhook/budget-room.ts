@@ -1,19 +1,39 @@
 /**
  * Whether an inbound webhook request has room to run: a bound on the bot's handlers running at
  * once, and on how long a handler's call may wait for the account's call budget. A request is
- * refused (503 with `Retry-After`) only when its handler makes a call that would wait longer than
- * {@link WEBHOOK_BUDGET_WAIT_MS}: a handler that makes no call to the chat server (it keeps state,
- * or answers in the HTTP reply alone) runs whatever the budget.
+ * refused (503 with `Retry-After`) only when its handler makes a call whose wait would not end
+ * {@link WEBHOOK_CALL_MARGIN_MS} before the request's deadline (see {@link requestDeadline}): a
+ * handler that makes no call to the chat server (it keeps state, or answers in the HTTP reply
+ * alone) runs whatever the budget.
  */
 import { watchBudgetWaits } from "../api/budget-waits.ts";
+import type { Clock } from "../time/clock.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 /**
- * A call's wait for the account's call budget past which a webhook request is refused (503) rather
- * than held: senders give up on a delivery after about 10 s (GitHub), so a held request would only
- * keep its connection open for nothing.
+ * How long a sender waits for a webhook's answer, counted from the request's arrival: GitHub gives
+ * up on a delivery at 10 s (and marks it failed, even if the bot handled it later), the shortest
+ * of the common senders.
  */
-export const WEBHOOK_BUDGET_WAIT_MS = 10_000;
+export const WEBHOOK_SENDER_DEADLINE_MS = 10_000;
+
+/**
+ * The time a call left waiting for the budget keeps before the request's deadline: for the call
+ * itself and the answer. A wait that ends later is refused at once rather than made.
+ */
+export const WEBHOOK_CALL_MARGIN_MS = 2_000;
+
+/**
+ * When a request that arrived at `arrivedAt` must be answered (epoch ms): the sender's deadline,
+ * or its handler's timeout (started at `handlerStartedAt`) if that ends sooner.
+ */
+export function requestDeadline(
+  arrivedAt: number,
+  handlerStartedAt: number,
+  handlerTimeoutMs: number,
+): number {
+  return Math.min(arrivedAt + WEBHOOK_SENDER_DEADLINE_MS, handlerStartedAt + handlerTimeoutMs);
+}
 
 /** Requests of one bot whose handlers run at once, past which another is refused (503). */
 export const WEBHOOK_RUNS_PER_BOT = 64;
@@ -40,34 +60,37 @@ export function crowded(bot: string, runs: number): NoRoom | undefined {
   };
 }
 
-/** How long a call of `runtime`'s asking now would wait for its account's budget (0: none, or not known yet). */
-function budgetWaitMs(runtime: WebhookRuntime): number {
+/** When a call of `runtime`'s asking at `now` could start, by its account's budget (`now`: at once, or not known yet). */
+function budgetStartAt(runtime: WebhookRuntime, now: number): number {
   let budget: ReturnType<WebhookRuntime["contextDeps"]>["api"]["budget"]["other"];
   try {
     budget = runtime.contextDeps().api.budget.other;
   } catch {
     // Not registered yet: the call itself reports that.
-    return 0;
+    return now;
   }
-  const now = budget.clock.now();
-  return budget.enforced ? Math.max(0, budget.nextStartAt(now) - now) : 0;
+  return budget.enforced ? Math.max(now, budget.nextStartAt(now)) : now;
 }
 
 /**
  * Aborts `controller` with a {@link BudgetRefusal} when a call made with `signal` (the handler's)
- * begins a wait for the account's budget longer than {@link WEBHOOK_BUDGET_WAIT_MS}: the request
- * is then answered 503 rather than held while its handler waits.
+ * begins a wait for the account's budget that would end less than {@link WEBHOOK_CALL_MARGIN_MS}
+ * before `deadline` (epoch ms on `clock`): the request is then answered 503 at once, before its
+ * sender gives up, rather than held while its handler waits.
  */
 export function refuseLongBudgetWaits(
   runtime: WebhookRuntime,
   signal: AbortSignal,
   controller: AbortController,
+  clock: Clock,
+  deadline: number,
 ) {
   watchBudgetWaits(signal, {
     began: () => {
-      const waitMs = budgetWaitMs(runtime);
-      if (waitMs <= WEBHOOK_BUDGET_WAIT_MS) return;
-      const retryAfterS = Math.ceil(waitMs / 1000);
+      const now = clock.now();
+      const startAt = budgetStartAt(runtime, now);
+      if (startAt <= now || startAt <= deadline - WEBHOOK_CALL_MARGIN_MS) return;
+      const retryAfterS = Math.max(1, Math.ceil((startAt - now) / 1000));
       const error = `bot ${runtime.name}'s account is at its rate limit for calls to the chat server; try again in ${retryAfterS} s`;
       controller.abort(new BudgetRefusal({ error, retryAfterS }));
     },

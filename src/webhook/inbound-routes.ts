@@ -6,7 +6,8 @@
  * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
  * once handled; 503 while a run with the key is under way) → bot not stopping (503) → fewer than
  * 64 of the bot's handlers running (503) → handler (200; 503 with `Retry-After` when a call of its
- * would wait over 10 s for the account's budget, see budget-room.ts; 500 if it throws).
+ * would wait for the account's budget past what its sender's deadline or its timeout leaves, see
+ * budget-room.ts; 500 if it throws).
  *
  * A request with a key (an idempotency header's, one its webhook's `idempotencyKey` reads from the
  * verified request, or a signature's replay key) is claimed for its run, marked handled once it
@@ -23,7 +24,7 @@ import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { BudgetRefusal, crowded, refuseLongBudgetWaits } from "./budget-room.ts";
+import { BudgetRefusal, crowded, refuseLongBudgetWaits, requestDeadline } from "./budget-room.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import type { WebhookRequestCounts } from "./request-counts.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
@@ -54,6 +55,8 @@ export interface InboundDeps {
 }
 
 interface Target {
+  /** When the request arrived (epoch ms): its sender's deadline counts from then. */
+  arrivedAt: number;
   bot: InboundBot;
   name: string;
   options: WebhookOptions;
@@ -82,7 +85,8 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
         countAsWebhook(request, UNKNOWN_ROUTE);
         return fail(reply, status, error);
       };
-      let declared: Omit<Target, "bot" | "name"> | undefined;
+      const arrivedAt = deps.clock.now();
+      let declared: Omit<Target, "bot" | "name" | "arrivedAt"> | undefined;
       // Another instance runs the bot (cluster mode): it may never have been set up here.
       if (bot?.runtime.status.state === "standby") {
         return refuse(503, `bot ${botName} runs on another instance now; try again`);
@@ -102,7 +106,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
       if (bot.runtime.status.server === undefined) {
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }
-      targets.set(request, { bot, name, ...declared });
+      targets.set(request, { bot, name, arrivedAt, ...declared });
     });
     scope.addHook("onResponse", async (request, reply) => {
       const to = counted.get(request);
@@ -208,7 +212,8 @@ async function handle(
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
   const refusal = new AbortController();
   const signal = AbortSignal.any([timeout.signal, deps.stopping, refusal.signal]);
-  refuseLongBudgetWaits(bot.runtime, signal, refusal);
+  const deadline = requestDeadline(target.arrivedAt, clock.now(), bot.handlerTimeoutMs);
+  refuseLongBudgetWaits(bot.runtime, signal, refusal, clock, deadline);
   try {
     // Its sends are recorded under the key: a run again (after a crash) makes none twice, and one
     // whose answer was lost is looked for back to when the request was first claimed.

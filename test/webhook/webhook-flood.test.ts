@@ -34,6 +34,19 @@ const withCounter = {
       await ctx.state.set("count", count);
       return { count };
     });
+    // Catches the failure of its refused send and returns normally.
+    bot.webhook("careful", { verify: { type: "none" } }, async (ctx) => {
+      try {
+        await ctx.send({ type: "channel", to: "general", topic: "alerts", content: "careful" });
+      } catch {
+        // The refusal's abort: answered all the same.
+      }
+      await ctx.state.set("careful", true);
+      return { caught: true };
+    });
+    bot.webhook("peek", { verify: { type: "none" } }, async (ctx) => ({
+      careful: (await ctx.state.get<boolean>("careful")) ?? false,
+    }));
   },
 } as unknown as BotDefinition<never, never>;
 
@@ -79,6 +92,7 @@ async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s"
     sandbox,
     url: `${running.url}/webhooks/relay/alerts`,
     counter: `${running.url}/webhooks/relay/count`,
+    careful: `${running.url}/webhooks/relay/careful`,
   };
 }
 
@@ -148,18 +162,49 @@ it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is a
   expect((await Promise.all(held)).map((r) => r.status)).toEqual(Array(WEBHOOK_RUNS_PER_BOT).fill(200));
 });
 
-it("an admitted request's handler_timeout counts its send's wait for the budget: answered 500 at it", async () => {
+it("a send whose wait would end less than 2 s before the sender's 10 s is refused at once, not made late", async () => {
   const clock = new TestClock({ held: true });
-  const { sandbox: sb, url } = await start(clock, 2, "2s");
+  const { sandbox: sb, url } = await start(clock, 2);
   // The start's calls have left the minute's window; the first relay spends the next one.
   await clock.advance(61_000);
   expect((await deliver(url, "first")).status).toBe(200);
-  // A few seconds before the window frees: admitted (a send would wait under 10 s), its send waits.
+  // The window frees in 9 s: a send then would leave GitHub 1 s, so the request is refused now.
+  await clock.advance(51_000);
+  const from = clock.now();
+  const refused = await movingClock(clock, 100, deliver(url, "late"));
+  expect(refused).toMatchObject({ status: 503, retryAfter: "9" });
+  // Answered before its send's wait: the held clock moved by a step or so at most.
+  expect(clock.now() - from).toBeLessThan(1_000);
+  // The window frees in 7 s: the send waits for it, and the request is answered within 10 s.
+  await clock.advance(2_000);
+  const held = await movingClock(clock, 100, deliver(url, "in time"));
+  expect(held.status).toBe(200);
+  expect(sb.control.messages().map((m) => m.content)).toEqual(["first", "in time"]);
+});
+
+it("a send whose wait would outlast the handler_timeout is refused at once, not timed out", async () => {
+  const clock = new TestClock({ held: true });
+  const { sandbox: sb, url } = await start(clock, 2, "2s");
+  await clock.advance(61_000);
+  expect((await deliver(url, "first")).status).toBe(200);
+  // A send would wait 5 s, past the 2 s timeout: 503 with Retry-After, not a 500 at the timeout.
   await clock.advance(55_000);
   const from = clock.now();
   const answer = await movingClock(clock, 100, deliver(url, "second"));
-  // Answered at its 2 s timeout, its send still waiting for the budget.
-  expect(answer).toMatchObject({ status: 500, body: { error: "the webhook handler timed out" } });
-  expect(clock.now() - from).toBeLessThan(3_000);
+  expect(answer).toMatchObject({ status: 503, retryAfter: "5" });
+  // Answered before its send's wait: the held clock moved by a step or so at most.
+  expect(clock.now() - from).toBeLessThan(1_000);
   expect(sb.control.messages().map((m) => m.content)).toEqual(["first"]);
+});
+
+it("a refused run is answered 503 even when its handler catches the abort and returns normally", async () => {
+  const clock = new TestClock({ held: true });
+  const { url, careful } = await start(clock, 2);
+  await clock.advance(61_000);
+  expect((await deliver(url, "first")).status).toBe(200);
+  const res = await movingClock(clock, 1_000, deliver(careful, ""));
+  expect(res.status).toBe(503);
+  expect(Number(res.retryAfter)).toBeGreaterThan(10);
+  // Its state write after the abort does not apply.
+  expect((await deliver(careful.replace("careful", "peek"), "")).body).toEqual({ careful: false });
 });
