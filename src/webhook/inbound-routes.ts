@@ -26,6 +26,7 @@ import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { BudgetRefusal, crowded, refuseLongBudgetWaits, requestDeadline } from "./budget-room.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
+import { RefusalLog } from "./refusal-log.ts";
 import type { WebhookRequestCounts } from "./request-counts.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
 import type { WebhookKeySource, WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
@@ -71,6 +72,8 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
   const counted = new WeakMap<FastifyRequest, { bot: string; name: string }>();
   /** Each bot's inbound handlers running now (by bot name: a reload's new runtime counts on). */
   const running = new Map<string, number>();
+  const refusals = new RefusalLog(deps.log, deps.clock);
+  app.addHook("onClose", async () => refusals.close());
   app.register(async (scope) => {
     // Signatures cover the exact bytes: read every body raw, then parse it ourselves.
     scope.removeAllContentTypeParsers();
@@ -114,7 +117,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
     });
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;
-      return handle(target, request, reply, deps, running);
+      return handle(target, request, reply, deps, running, refusals);
     });
     // Other methods reach the hook above too: 404 for an unknown webhook, else 405.
     scope.route({
@@ -136,6 +139,7 @@ async function handle(
   reply: FastifyReply,
   deps: InboundDeps,
   running: Map<string, number>,
+  refusals: RefusalLog,
 ) {
   const { clock } = deps;
   const { bot, name, options } = target;
@@ -203,7 +207,7 @@ async function handle(
   const busy = crowded(botName, running.get(botName) ?? 0);
   if (busy !== undefined) {
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
-    log.debug({ reason: busy.error }, "webhook request refused: the bot has no room for it now");
+    refusals.refused(botName, name, "crowded");
     reply.header("retry-after", String(busy.retryAfterS));
     return fail(reply, 503, busy.error);
   }
@@ -251,10 +255,7 @@ async function handle(
     }
     if (refusal.signal.reason instanceof BudgetRefusal) {
       const { error, retryAfterS } = refusal.signal.reason.answer;
-      log.debug(
-        { reason: error },
-        "webhook request refused: its handler's call would wait for the call budget",
-      );
+      refusals.refused(botName, name, "budget");
       reply.header("retry-after", String(retryAfterS));
       return fail(reply, 503, error);
     }

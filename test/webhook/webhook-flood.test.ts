@@ -93,6 +93,7 @@ async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s"
     url: `${running.url}/webhooks/relay/alerts`,
     counter: `${running.url}/webhooks/relay/count`,
     careful: `${running.url}/webhooks/relay/careful`,
+    logs: running.logs,
   };
 }
 
@@ -147,7 +148,7 @@ it("a request that would wait for the spent budget is answered 503 with Retry-Af
 
 it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is answered 503 at once`, async () => {
   const clock = new TestClock({ held: true });
-  const { sandbox: sb, url } = await start(clock, 200);
+  const { sandbox: sb, url, logs } = await start(clock, 200);
   // Every send is held by the server: the handlers stay under way.
   sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
   const held = Array.from({ length: WEBHOOK_RUNS_PER_BOT }, (_, i) => deliver(url, `held ${i}`));
@@ -158,6 +159,9 @@ it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is a
   expect(res.body).toEqual({
     error: `bot relay is handling ${WEBHOOK_RUNS_PER_BOT} webhook requests already; try again shortly`,
   });
+  expect(logs.filter((l) => String(l.msg).startsWith("webhook requests answered 503"))).toMatchObject([
+    { level: 40, bot: "relay", refused: 1, crowded: 1, budget: 0 },
+  ]);
   sb.control.delay(0);
   expect((await Promise.all(held)).map((r) => r.status)).toEqual(Array(WEBHOOK_RUNS_PER_BOT).fill(200));
 });
@@ -207,4 +211,31 @@ it("a refused run is answered 503 even when its handler catches the abort and re
   expect(Number(res.retryAfter)).toBeGreaterThan(10);
   // Its state write after the abort does not apply.
   expect((await deliver(careful.replace("careful", "peek"), "")).body).toEqual({ careful: false });
+});
+
+it("refusals are said at warn: the first at once, then one line a minute per bot with their count", async () => {
+  const clock = new TestClock({ held: true });
+  const { url, logs } = await start(clock, 2);
+  await clock.advance(61_000);
+  expect((await deliver(url, "first")).status).toBe(200);
+  const said = () =>
+    logs
+      .filter((l) => String(l.msg).startsWith("webhook requests answered 503 for want of room"))
+      .map((l) => ({
+        level: l.level,
+        bot: l.bot,
+        refused: l.refused,
+        budget: l.budget,
+        webhooks: l.webhooks,
+      }));
+  for (let i = 0; i < 4; i++)
+    expect((await movingClock(clock, 100, deliver(url, `no ${i}`))).status).toBe(503);
+  expect(said()).toEqual([{ level: 40, bot: "relay", refused: 1, budget: 1, webhooks: ["alerts"] }]);
+  // The minute's end says the three refused since; a quiet minute after it says nothing.
+  await clock.advance(60_000);
+  await clock.advance(60_000);
+  expect(said()).toEqual([
+    { level: 40, bot: "relay", refused: 1, budget: 1, webhooks: ["alerts"] },
+    { level: 40, bot: "relay", refused: 3, budget: 3, webhooks: ["alerts"] },
+  ]);
 });
