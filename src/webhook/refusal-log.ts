@@ -41,9 +41,12 @@ export class RefusalLog {
     this.#open(bot);
   }
 
-  /** Drop the pending counts' timers (the listener closes). */
+  /** The listener closes: what was refused since each bot's last line is said now, and no timer is left. */
   close(): void {
-    for (const pending of this.#byBot.values()) this.clock.clearTimeout(pending.timer);
+    for (const [bot, pending] of this.#byBot) {
+      this.clock.clearTimeout(pending.timer);
+      if (pending.budget + pending.crowded > 0) this.#say(bot, pending, [...pending.webhooks]);
+    }
     this.#byBot.clear();
   }
 

@@ -238,4 +238,13 @@ it("refusals are said at warn: the first at once, then one line a minute per bot
     { level: 40, bot: "relay", refused: 1, budget: 1, webhooks: ["alerts"] },
     { level: 40, bot: "relay", refused: 3, budget: 3, webhooks: ["alerts"] },
   ]);
+  // The window freed: a send, then the next refusal said at once, and one after it at the stop.
+  let status = 200;
+  for (let i = 0; i < 5 && status === 200; i++)
+    status = (await movingClock(clock, 100, deliver(url, `${i}`))).status;
+  expect(status).toBe(503);
+  expect((await movingClock(clock, 100, deliver(url, "said at the stop"))).status).toBe(503);
+  await cleanup?.();
+  cleanup = undefined;
+  expect(said().map((l) => l.refused)).toEqual([1, 3, 1, 1]);
 });
