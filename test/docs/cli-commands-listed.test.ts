@@ -1,0 +1,45 @@
+/**
+ * docs/reference/cli.md has a row for every command of `bothost` and none it lacks, and each row
+ * names the options the command's `--help` lists (`--config` and `--help` aside: the page says
+ * them once for all; `bothost sandbox`'s are in sandbox.md), and no option the command lacks.
+ * Read from the sources' text: src/cli/main.ts for the commands, each command's help for its options.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { expect, it } from "vitest";
+import { repoRoot } from "../support/cli.ts";
+
+const read = (file: string) => readFile(path.join(repoRoot, file), "utf8");
+const COMMON = new Set(["--config", "--help"]);
+
+it("cli.md lists every bothost command with the options its help gives, and only those", async () => {
+  const main = await read("src/cli/main.ts");
+  const commands = [
+    ...main.matchAll(/^ {2}(\w+): \{\n\s+summary:[\s\S]*?import\("\.\/([\w-]+)\.ts"\)/gm),
+  ].map((m) => ({ name: m[1]!, file: `src/cli/${m[2]}.ts` }));
+  expect(commands.map((c) => c.name)).toContain("dialogs");
+  const doc = await read("docs/reference/cli.md");
+  const rows = new Map(
+    [...doc.matchAll(/^\| `bothost (\w+)[^`]*` \|.*$/gm)].map((m) => [m[1]!, m[0]] as const),
+  );
+
+  const problems: string[] = [];
+  for (const { name, file } of commands) {
+    const row = rows.get(name);
+    if (row === undefined) {
+      problems.push(`${name}: no row`);
+      continue;
+    }
+    if (name === "sandbox") continue;
+    const source = await read(file);
+    const options = /\nOptions:\n([\s\S]*?)(?:`|\n\n)/.exec(source)?.[1] ?? "";
+    const helpFlags = new Set([...options.matchAll(/(?:^|[\s,])(--[a-z][a-z-]*)/gm)].map((m) => m[1]!));
+    const rowFlags = new Set([...row.matchAll(/(--[a-z][a-z-]*)/g)].map((m) => m[1]!));
+    for (const f of helpFlags)
+      if (!COMMON.has(f) && !rowFlags.has(f)) problems.push(`${name}: ${f} not in cli.md`);
+    for (const f of rowFlags) if (!helpFlags.has(f)) problems.push(`${name}: ${f} not in its --help`);
+  }
+  for (const name of rows.keys())
+    if (!commands.some((c) => c.name === name)) problems.push(`${name}: no such command`);
+  expect(problems).toEqual([]);
+});
