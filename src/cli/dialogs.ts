@@ -26,8 +26,8 @@ handler does not run again, its person is told "An operator ended this conversat
 its admin socket (in the state directory; with state.redis, in $TMPDIR/bothost-<uid>/), else
 through its HTTP listener (http.listen). With no
 daemon answering, the list is read from the state store (the config's state:), and says so on
-stderr; ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown bot
-or dialog; 75 when the dialog's first question is still being sent or recorded after 5 s
+stderr; ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown
+dialog; 2 for a usage error or a bot the config does not have; 75 when the dialog's first question is still being sent or recorded after 5 s
 (nothing was ended: run it again once the list shows the dialog's deadline).
 
 Options:

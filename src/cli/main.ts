@@ -82,7 +82,8 @@ Options:
   --help      Show this text (or "bothost <command> --help" for a command's options)
   --version   Print the version
 
-Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command.
+Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command,
+75 try again shortly (bothost dialogs end).
 `;
 }
 

@@ -25,7 +25,7 @@ describe.concurrent("bothost", () => {
     );
     expect(stdout).toMatch(/^ {2}run {2,}Run every bot in the config until SIGINT\/SIGTERM$/m);
     expect(stdout).toContain(
-      "Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command.",
+      "Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command,\n75 try again shortly (bothost dialogs end).",
     );
   });
 
