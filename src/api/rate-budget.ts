@@ -10,6 +10,7 @@
  * UNIX second it frees up, and a 429 carries `retry-after` in (fractional) seconds.
  */
 import type { Clock } from "../time/clock.ts";
+import { type CallLane, laneOf, WaitingLine } from "./budget-line.ts";
 import { sleep } from "./sleep.ts";
 
 /** `events`: GET and DELETE /events, counted by the event server; `other`: every other call. */
@@ -79,8 +80,8 @@ export interface BudgetSlot {
 
 /**
  * One bucket: a sliding minute and a sliding hour kept here, plus what the server last reported
- * (calls left until its reset). Each call reserves its start when it asks, so waiting calls start
- * in the order they asked and the windows hold exactly.
+ * (calls left until its reset). A call that finds no room waits in its lane (budget-line.ts) and
+ * its start is recorded when its turn comes, so the windows hold exactly.
  */
 export class RateBucket {
   /** Start times of the calls of the last hour and of the reserved ones, ascending. */
@@ -89,6 +90,10 @@ export class RateBucket {
   /** The server's last report: its limit, calls left, when it frees up, and `calls` at that time. */
   #reported: { limit: number; remaining: number; resetAt: number; callsThen: number } | undefined;
   #configured: BudgetLimits;
+  /** The calls waiting for room, and whether a loop starts them (asleep in `#nap` until room frees up). */
+  readonly #line = new WaitingLine();
+  #serving = false;
+  #nap: AbortController | undefined;
   calls = 0;
   limited = 0;
 
@@ -105,6 +110,7 @@ export class RateBucket {
   /** Plan with `limits` from now on (the calls counted so far still count). */
   configure(limits: BudgetLimits): void {
     this.#configured = wholeLimits(limits);
+    this.#nap?.abort();
   }
 
   /**
@@ -129,28 +135,18 @@ export class RateBucket {
   }
 
   /** Resolve when a call may start (at once while within budget); rejects if `signal` aborts. */
-  async acquire(signal?: AbortSignal): Promise<void> {
-    await this.take(signal);
+  async acquire(signal?: AbortSignal, lane?: CallLane): Promise<void> {
+    await this.take(signal, lane);
   }
 
   /**
-   * Resolves once a call asking then could start at once, with that start reserved in the same
-   * step: work committed to before the call (a report's claim) cannot lose the slot to another
-   * call meanwhile. The call is handed the slot (its `slot` option) and starts in it without
-   * waiting; a slot no call will use is given back with `release()`.
+   * Resolves once a call may start, with that start reserved in the same step: work committed to
+   * before the call (a report's claim) cannot lose the slot to another call meanwhile. The call
+   * is handed the slot (its `slot` option) and starts in it without waiting; a slot no call will
+   * use is given back with `release()`.
    */
-  async reserve(signal?: AbortSignal): Promise<BudgetSlot> {
-    for (;;) {
-      signal?.throwIfAborted();
-      const now = this.clock.now();
-      const at = this.enforced ? this.nextStartAt(now) : now;
-      if (at <= now) {
-        this.#starts.push(now);
-        this.calls++;
-        return this.#slot(now);
-      }
-      await sleep(this.clock, at - now, signal);
-    }
+  async reserve(signal?: AbortSignal, lane?: CallLane): Promise<BudgetSlot> {
+    return this.#slot(await this.#ask(signal, lane));
   }
 
   #slot(at: number): BudgetSlot {
@@ -189,31 +185,84 @@ export class RateBucket {
 
   /**
    * {@link acquire} without a promise when the call may start at once (`undefined`); otherwise
-   * the wait. Throws at once if `signal` is already aborted.
+   * the wait, in `lane` (see budget-line.ts): the call's start is recorded when its turn comes.
+   * Throws at once if `signal` is already aborted.
    */
-  take(signal?: AbortSignal): Promise<void> | undefined {
+  take(signal?: AbortSignal, lane?: CallLane): Promise<void> | undefined {
+    const at = this.#ask(signal, lane);
+    return typeof at === "number" ? undefined : at.then(() => undefined);
+  }
+
+  /** The call's start: now, or when its turn comes. */
+  #ask(signal: AbortSignal | undefined, lane: CallLane | undefined): number | Promise<number> {
     if (signal?.aborted) throw signal.reason;
     const now = this.clock.now();
-    this.#prune(now);
-    const startAt = this.enforced ? this.nextStartAt(now) : now;
-    this.#starts.push(startAt);
+    if (!this.enforced || (this.#line.size === 0 && this.#freeAt(now) <= now)) {
+      this.#start(now);
+      return now;
+    }
+    const turn = this.#line.add(laneOf(lane, signal), signal, () => this.#nap?.abort());
+    void this.#serve();
+    return turn;
+  }
+
+  #start(at: number): void {
+    this.#starts.push(at);
     this.calls++;
-    if (startAt <= now) return undefined;
-    return sleep(this.clock, startAt - now, signal).catch((err: unknown) => {
-      // Give the reserved slot back so an aborted call does not delay the others.
-      const index = this.#starts.lastIndexOf(startAt);
-      if (index >= 0) this.#starts.splice(index, 1);
-      this.calls--;
-      throw err;
-    });
+  }
+
+  /** Start the waiting calls as room frees up, one at a time, until none waits. */
+  async #serve(): Promise<void> {
+    if (this.#serving) return;
+    this.#serving = true;
+    try {
+      while (this.#line.size > 0) {
+        const now = this.clock.now();
+        const at = this.#freeAt(now);
+        if (at <= now) {
+          this.#start(now);
+          if (!this.#line.next(now)) this.#giveBack(now);
+          continue;
+        }
+        this.#nap = new AbortController();
+        await sleep(this.clock, at - now, this.#nap.signal).catch(() => undefined);
+        this.#nap = undefined;
+      }
+    } finally {
+      this.#serving = false;
+    }
+  }
+
+  #giveBack(at: number): void {
+    const index = this.#starts.lastIndexOf(at);
+    if (index >= 0) this.#starts.splice(index, 1);
+    this.calls--;
   }
 
   /**
-   * The earliest time a call asking now could start: within the configured minute, within the
-   * hour (the configured limit, or the server's if higher), after a 429's `retry-after`, and not
-   * before the server's reset once the calls it said were left are spent.
+   * The earliest time a call asking now could start, after the calls already waiting (all of
+   * them, whatever their lane).
    */
   nextStartAt(now = this.clock.now()): number {
+    const waiting = this.#line.size;
+    const added: number[] = [];
+    for (let i = 0; i < waiting; i++) {
+      const at = this.#freeAt(now);
+      this.#start(at);
+      added.push(at);
+    }
+    const at = this.#freeAt(now);
+    for (const a of added.reverse()) this.#giveBack(a);
+    return at;
+  }
+
+  /**
+   * The earliest time the next call could start, the waiting ones left aside: within the
+   * configured minute, within the hour (the configured limit, or the server's if higher), after
+   * a 429's `retry-after`, and not before the server's reset once the calls it said were left
+   * are spent.
+   */
+  #freeAt(now: number): number {
     this.#prune(now);
     const starts = this.#starts;
     const { perMinute, perHour } = this.limits;
@@ -243,6 +292,8 @@ export class RateBucket {
       resetAt: (Math.floor(reset) + 1) * 1000,
       callsThen: this.calls,
     };
+    // A reset sooner than planned for lets the waiting calls start sooner.
+    this.#nap?.abort();
   }
 
   /**

@@ -7,6 +7,7 @@
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import type { Clock } from "../time/clock.ts";
+import type { CallLane } from "./budget-line.ts";
 import { budgetWait } from "./budget-waits.ts";
 import { encodeParams, type Params } from "./encode.ts";
 import {
@@ -47,6 +48,11 @@ export interface RequestOptions<T = unknown> {
   retry?: RetryOptions | false;
   /** A start reserved for this call in its bucket (`budget.of(…).reserve()`): its first attempt takes it. */
   slot?: BudgetSlot;
+  /**
+   * Which calls go first when the account's budget is short: `live` (the default, or the lane
+   * its `signal` was given) before `background`, which still gets a bounded share (budget-line.ts).
+   */
+  lane?: CallLane;
 }
 
 /**
@@ -61,7 +67,7 @@ export type RequestFn = <T = Record<string, unknown>>(
 ) => Promise<T>;
 
 /** Options every typed method takes last. */
-export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry" | "slot">;
+export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry" | "slot" | "lane">;
 
 /** What every resource module receives from `createClient`. */
 export interface ResourceContext {
@@ -267,7 +273,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     // is awaited here, not in a helper of its own.
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
-      const wait = attempt === 1 && options.slot?.use() ? undefined : bucket.take(signal);
+      const wait = attempt === 1 && options.slot?.use() ? undefined : bucket.take(signal, options.lane);
       if (wait) await budgetWait(wait, signal);
       const started = clock.now();
       // Only a call the budget held waited: the clock may cross a millisecond during a take that holds nothing.

@@ -45,7 +45,7 @@ export async function newestMessageId(
 ): Promise<number> {
   const page = await client.messages.get(
     { anchor: "newest", num_before: 1, num_after: 0, narrow },
-    { signal },
+    { signal, lane: "background" },
   );
   return page.messages.reduce((max: number, m: Message) => Math.max(max, m.id), 0);
 }
@@ -76,7 +76,7 @@ async function fetchMissed(o: CatchUpOptions): Promise<{ kept: Message[]; skippe
         narrow: o.narrow,
         ...replayMessageFormat,
       },
-      { signal: o.signal },
+      { signal: o.signal, lane: "background" },
     );
   const newestFirst = (messages: Message[], above: number) =>
     messages.filter((m) => m.id > above).sort((a, b) => b.id - a.id);

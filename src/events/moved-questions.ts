@@ -147,7 +147,7 @@ async function readMovedTopic(o: MovedQuestions, moved: MovedTopic): Promise<voi
   for (;;) {
     const page = await o.client.messages.get(
       { anchor, num_before: 0, num_after: TOPIC_PAGE, include_anchor: false, narrow, ...replayMessageFormat },
-      { signal: o.signal },
+      { signal: o.signal, lane: "background" },
     );
     const batch = page.messages.filter((m) => m.id > anchor).sort((a, b) => a.id - b.id);
     for (const m of batch) {

@@ -5,6 +5,7 @@
  * from here.
  */
 import type { Logger } from "pino";
+import { callLaneOf } from "../api/budget-line.ts";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
@@ -150,7 +151,9 @@ export class BotContexts {
     // How the run came: a dialog it starts keeps it for its first run's dead letter.
     const extra = contextExtraOf(incoming, replayed, progresses);
     const deps = this.deps();
-    const ctx = createContext(deps, incoming.event, signal, extra, effects, state, turn);
+    // A dead letter's replay answers no one waiting: its calls give way to live ones.
+    const source = incoming.replayed ? backgroundSource(signal) : signal;
+    const ctx = createContext(deps, incoming.event, source, extra, effects, state, turn);
     if (turn?.replaying) quietWhileReplaying(ctx, turn);
     const reply = incoming.reply;
     // An outgoing webhook's reply is an effect like any send: a run again makes it no more.
@@ -169,5 +172,15 @@ export class BotContexts {
       handler(extend(new LazyBaseContext(this.deps(), signal, source, bindings, effects, state)));
     // Staged: the run's state writes are applied once it succeeded, before its result goes on.
     return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run, staged.keptMs);
+  };
+}
+
+/** `source`, its signal (taken when first asked for) given the background lane for the budget. */
+function backgroundSource(source: SignalSource): SignalSource {
+  if (source instanceof AbortSignal) return callLaneOf(source, "background");
+  return {
+    get signal() {
+      return callLaneOf(source.signal, "background");
+    },
   };
 }

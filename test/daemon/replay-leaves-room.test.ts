@@ -6,11 +6,19 @@
  * limits on (the bot's account allowed 5 calls a minute, the client planning with the same), on a
  * held test clock (the budget's pacing moves only with it). Order is read from the sandbox's
  * messages, in the order it took the sends.
+ *
+ * The replayed run's calls wait in the budget's background lane: a person's message received while
+ * they wait is answered before them, not behind every one of them.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
-import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import {
+  closeGatedDaemon,
+  type GatedDaemon,
+  type GatedDaemonOptions,
+  startGatedDaemon,
+} from "../support/gated-daemon.ts";
 import { botSaid } from "../support/self-killing-bot.ts";
 
 const BOT = "replay-bot@sandbox.example";
@@ -20,6 +28,23 @@ afterEach(async () => {
   await closeGatedDaemon(up);
   up = undefined;
 });
+
+/** A daemon whose bot's account is allowed 5 calls a minute, its client planning with the same. */
+async function startLimited(name: string, email: string, definition: GatedDaemonOptions["definition"]) {
+  up = await startGatedDaemon({
+    name,
+    email,
+    fullName: name,
+    definition,
+    extra: "handler_timeout: 1h\nretries: { attempts: 1 }\nrate_limit: { per_minute: 5, per_hour: 2000 }",
+    clock: new TestClock({ held: true }),
+  });
+  up.sandbox.control.setUserRateLimit(email, [
+    [60, 5],
+    [3600, 2000],
+  ]);
+  return up;
+}
 
 let failing = true;
 const echo = defineBot({
@@ -33,19 +58,8 @@ const echo = defineBot({
 
 it("a person writing during a bulk replay is answered before the replays are over", async () => {
   failing = true;
-  up = await startGatedDaemon({
-    name: "replay",
-    email: BOT,
-    fullName: "Replay",
-    definition: echo,
-    extra: "handler_timeout: 1h\nretries: { attempts: 1 }\nrate_limit: { per_minute: 5, per_hour: 2000 }",
-    clock: new TestClock({ held: true }),
-  });
-  const { sandbox, clock, running } = up;
-  sandbox.control.setUserRateLimit(BOT, [
-    [60, 5],
-    [3600, 2000],
-  ]);
+  const daemon = await startLimited("replay", BOT, echo);
+  const { sandbox, clock, running } = daemon;
   // One letter per person: each its own conversation, so nothing but the replay orders them.
   for (let i = 0; i < LETTERS; i++) {
     const email = `p${i}@sandbox.example`;
@@ -59,7 +73,7 @@ it("a person writing during a bulk replay is answered before the replays are ove
   await clock.advance(61_000);
   failing = false;
   await running.daemon.letters.retry({ all: true });
-  up.dm("live");
+  daemon.dm("live");
   for (let s = 0; s < 400 && botSaid(sandbox, BOT).length < LETTERS + 1; s++) {
     await clock.advance(1_000);
     await new Promise((resolve) => setImmediate(resolve));
@@ -71,5 +85,56 @@ it("a person writing during a bulk replay is answered before the replays are ove
   expect(live).toBeGreaterThanOrEqual(0);
   expect(live).toBeLessThan(lastReplay);
   // Every letter was handled, the live message left no letter.
+  await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(0);
+});
+
+const GIVING = "giving-bot@sandbox.example";
+const PARTS = 12;
+let liveAsked = false;
+let givingFails = true;
+const giving = defineBot({
+  setup(bot) {
+    bot.on("message", async (ctx) => {
+      if (ctx.text === "live") {
+        liveAsked = true;
+        await ctx.reply("ack live");
+        return;
+      }
+      if (givingFails) throw new Error("the backend is down");
+      // A long answer in parts, sent at once: they wait for the budget together.
+      await Promise.all(Array.from({ length: PARTS }, (_, i) => ctx.reply(`part ${i + 1}`)));
+    });
+  },
+});
+
+it("a person writing while a replay's calls wait for the budget is answered before them", async () => {
+  const daemon = await startLimited("giving", GIVING, giving);
+  const { sandbox, clock, running } = daemon;
+  daemon.dm("old");
+  await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(1);
+  await clock.advance(61_000);
+  givingFails = false;
+  await running.daemon.letters.retry({ all: true });
+  // The replay's first parts take the minute's calls; the others wait for the next minutes.
+  await expect.poll(() => botSaid(sandbox, GIVING).length, { timeout: 15_000 }).toBe(5);
+  // Another person: a conversation of its own, not queued behind the replay's run.
+  sandbox.control.createUser({ email: "other@sandbox.example", full_name: "Other" });
+  sandbox.control.sendAs("other@sandbox.example", { type: "direct", to: [GIVING], content: "live" });
+  // The bot's polls are paced within the budget too: the message arrives within seconds.
+  for (let s = 0; s < 45 && !liveAsked; s++) {
+    await clock.advance(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  expect(liveAsked).toBe(true);
+  for (let s = 0; s < 600 && botSaid(sandbox, GIVING).length < PARTS + 1; s++) {
+    await clock.advance(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await expect.poll(() => botSaid(sandbox, GIVING).length, { timeout: 15_000 }).toBe(PARTS + 1);
+  const said = botSaid(sandbox, GIVING);
+  // The live answer is among the next minute's calls (made at the same instant, taken in any
+  // order), not after the replay's last part.
+  expect(said.indexOf("ack live")).toBeGreaterThanOrEqual(5);
+  expect(said.indexOf("ack live")).toBeLessThan(10);
   await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(0);
 });

@@ -10,6 +10,7 @@
  * conversation waits: later messages there are matched only after it.
  */
 import type { Logger } from "pino";
+import { inBackground } from "../../api/budget-line.ts";
 import { isKeptDelivery } from "../../state/dead-letters.ts";
 import {
   type AnyEvent,
@@ -85,18 +86,18 @@ export class DialogEngine {
 
   /**
    * Read the dialogs' headers (at each start, after the ledger); say the notes of ended dialogs not
-   * known to be said, and of those the store lost. False when `signal` aborted meanwhile.
+   * known to be said, and of those the store lost (budget's background lane). False if `signal` aborted.
    */
   async open(signal: AbortSignal): Promise<boolean> {
     const { ready, lost } = await this.#o.dialogs.load();
     if (signal.aborted) return false;
     this.#ready = [];
-    for (const head of lost) this.#o.queue.push(head.conversation, (c) => sayLost(this.#o, head, c.signal));
-    // An ended dialog's note not known to be said (end-notes.ts): said before what is caught up.
+    for (const head of lost)
+      this.#o.queue.push(head.conversation, (c) => sayLost(this.#o, head, inBackground(c)));
     for (const head of ready) {
       const { note } = head;
       if (note === undefined) this.#ready.push(head);
-      else this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, c.signal));
+      else this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, inBackground(c)));
     }
     return true;
   }

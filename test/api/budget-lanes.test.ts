@@ -1,0 +1,75 @@
+/**
+ * Calls waiting for the account's budget start live first: a background call (a dead letter's
+ * replay, a read-back at a start) that asked earlier gives way, yet gets every fourth start while
+ * both lanes wait. A client against the sandbox over HTTP, its rate limits on (1 call a minute,
+ * the client planning with the same), on a manual clock; the order is the sandbox's, in the order
+ * it took the sends.
+ */
+import { afterEach, beforeEach, expect, it } from "vitest";
+import type { CallLane } from "../../src/api/budget-line.ts";
+import { type Client, createClient } from "../../src/api/create-client.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
+import { botSaid } from "../support/self-killing-bot.ts";
+
+const BOT = "bot@sandbox.example";
+let clock: ManualClock;
+let sandbox: Sandbox;
+let client: Client;
+
+beforeEach(async () => {
+  clock = new ManualClock(1_750_000_000_000);
+  sandbox = await startSandbox({ clock });
+  sandbox.control.setUserRateLimit(BOT, [
+    [60, 1],
+    [3600, 2000],
+  ]);
+  client = createClient({
+    url: sandbox.url,
+    email: BOT,
+    apiKey: sandbox.control.apiKeyOf(BOT),
+    clock,
+    rateLimit: { perMinute: 1 },
+  });
+});
+afterEach(() => sandbox.stop());
+
+const send = (content: string, lane?: CallLane) =>
+  client.messages.send({ type: "channel", to: "general", topic: "t", content }, lane ? { lane } : {});
+
+/** Spend the minute, then ask for `calls` in order; the minute passes until all were made. */
+async function orderOf(calls: [string, CallLane?][]): Promise<string[]> {
+  await send("spent");
+  const sent = calls.map(([content, lane]) => send(content, lane));
+  await flushAsync();
+  // One call a minute, each made before the next minute passes.
+  for (let made = 1; made <= calls.length; made++) {
+    await clock.tick(60_000);
+    await expect.poll(() => botSaid(sandbox, BOT).length).toBe(made + 1);
+  }
+  await Promise.all(sent);
+  expect(sandbox.control.requests.filter((r) => r.status === 429)).toEqual([]);
+  return botSaid(sandbox, BOT).slice(1);
+}
+
+it("a live call waiting for the budget starts before the background calls that asked first", async () => {
+  expect(
+    await orderOf([["bg 1", "background"], ["bg 2", "background"], ["bg 3", "background"], ["live"]]),
+  ).toEqual(["live", "bg 1", "bg 2", "bg 3"]);
+});
+
+it("background calls get every fourth start while live calls keep waiting", async () => {
+  const live = Array.from({ length: 7 }, (_, i): [string] => [`live ${i + 1}`]);
+  expect(await orderOf([["bg 1", "background"], ["bg 2", "background"], ...live])).toEqual([
+    "live 1",
+    "live 2",
+    "live 3",
+    "bg 1",
+    "live 4",
+    "live 5",
+    "live 6",
+    "bg 2",
+    "live 7",
+  ]);
+});
