@@ -12,7 +12,7 @@ import type { EffectRun } from "../effects/effect-records.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { JsonValue } from "../state/state-store.ts";
-import { failpoint } from "./failpoints.ts";
+import { failpoint } from "../effects/failpoints.ts";
 
 export type External = <T extends JsonValue>(name: string, fn: () => Promise<T> | T) => Promise<T>;
 

@@ -24,7 +24,7 @@ import { namedRun, withinAttemptTime } from "./attempt-timeout.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import { AttemptsRanOut, FailedAttempts } from "./failed-attempts.ts";
-import { failpoint } from "./failpoints.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
   outageOf,

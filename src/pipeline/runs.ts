@@ -27,7 +27,7 @@ import { replayEffects } from "./dialogs/replay-effects.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { ledgerIdOf } from "./event-fields.ts";
-import { failpoint } from "./failpoints.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import type { FailedRun } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { eventRecords, letterRecordsOf, MessageEffects } from "./run-keys.ts";

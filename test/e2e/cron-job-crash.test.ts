@@ -3,7 +3,7 @@
  * member in turn) kills its own process after the second start. The next start runs the
  * occurrence again: every member is asked the first question exactly once, and the job's
  * announcement, made before the kill, is not made again. And a job's `ctx.external`: `bothost
- * run` armed with the `external-made` crash point (src/pipeline/failpoints.ts) SIGKILLs itself
+ * run` armed with the `external-made` crash point (src/effects/failpoints.ts) SIGKILLs itself
  * once the call returned and its record was committed, before the job sends what it got; the
  * next start runs the occurrence again, finds the call in its record (not made again), and sends
  * the first result. On the file store, and the standup case also on Redis when one answers (else

@@ -1,6 +1,6 @@
 /**
  * Durable dialogs killed at the moments that matter, not at random ones: `bothost run` armed with
- * a crash point (`BOTHOST_FAILPOINTS`, src/pipeline/failpoints.ts) SIGKILLs itself right after an
+ * a crash point (`BOTHOST_FAILPOINTS`, src/effects/failpoints.ts) SIGKILLs itself right after an
  * answer's append landed (before its message is marked handled and before the dialog runs),
  * right after a question was sent (before its append), and right after a question's append
  * landed (before the run's message is marked handled). A daemon started again on the same state

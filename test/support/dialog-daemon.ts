@@ -7,6 +7,7 @@ import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
+import type { SandboxOptions } from "../../src/sandbox/types.ts";
 import { type CliProcess, repoRoot, spawnCli } from "./cli.ts";
 import type { Backend } from "./crash-backends.ts";
 import { botEmail, botSaid, orgWithBots, sayToBot, startE2eSandbox } from "./e2e-daemon.ts";
@@ -17,15 +18,16 @@ export const SUMMARY = "summary: did a | do b | none";
 
 /**
  * A sandbox and a config for the bot (`module`: a copy of it at `$DIR/…`, for tests that edit
- * it; `handlerTimeout`: its `handler_timeout`); `start(env)` spawns a daemon and resolves once it
- * started.
+ * it; `handlerTimeout`: its `handler_timeout`; `more`: the sandbox's options, such as
+ * `onResponse`); `start(env)` spawns a daemon and resolves once it started.
  */
 export async function setUpDialogDaemon(
   backendFor: (dir: string) => Backend,
   module = BOT,
   handlerTimeout = "1s",
+  more: SandboxOptions = {},
 ) {
-  const sandbox = await startE2eSandbox(orgWithBots(1));
+  const sandbox = await startE2eSandbox(orgWithBots(1), more);
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-dialog-crash-"));
   if (module !== BOT) await copyFile(BOT, module.replace("$DIR", dir));
   const backend = backendFor(dir);
@@ -50,7 +52,7 @@ export async function setUpDialogDaemon(
     await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
     return daemon;
   };
-  return { sandbox, backend, start, spawn, dir };
+  return { sandbox, backend, start, spawn, dir, file, key };
 }
 
 /** How many dialogs the bot counted done in its state. */

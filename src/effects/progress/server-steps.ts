@@ -12,6 +12,7 @@ import { StateError } from "../../state/state-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
 import type { EffectRun } from "../effect-records.ts";
+import { failpoint } from "../failpoints.ts";
 import { react } from "../react.ts";
 import { findSent } from "../verify-send.ts";
 import { withinReserve } from "./pacing.ts";
@@ -110,6 +111,7 @@ export class ServerSteps {
     const { api, signal } = this.deps;
     const params = { ...this.#where, content, read_by_sender: true } as SendMessageParams;
     const { id } = await this.#spare(() => api.messages.send(params, { signal }));
+    failpoint("progress-posted");
     // Where it was just posted: the part posted right after it (a long final text) reads nothing.
     [this.#placeOf, this.#placeAt] = [id, this.deps.clock.now()];
     return id;

@@ -23,7 +23,7 @@ import { type SelfRef, saidToOther, textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
-import { failpoint } from "../failpoints.ts";
+import { failpoint } from "../../effects/failpoints.ts";
 import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
 import { recorded } from "./answer-copies.ts";

@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { isApiError } from "../../api/errors.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { SERVER_CLOCK_SLACK_S } from "../../effects/effect-records.ts";
+import { failpoint } from "../../effects/failpoints.ts";
 import { isAmbiguous } from "../../effects/local-echo.ts";
 import { findSent } from "../../effects/verify-send.ts";
 import type { JsonValue } from "../../state/state-store.ts";
@@ -88,6 +89,7 @@ export async function sayNote(
     const said = note.sending === true && (await findSent(api, note.self, to, newer));
     if (!said) {
       if (note.sending !== true && !(await marked(o, dialog.id))) return;
+      failpoint("note-marked");
       await api.messages.send(to).catch(async (err: unknown) => {
         // Certainly not made, nor refused for good (dropped below): the next start says it with no read-back.
         const refused = isApiError(err) && err.status === 400;

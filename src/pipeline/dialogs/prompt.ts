@@ -11,7 +11,7 @@ import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
 import type { Sender, SendTo, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
-import { failpoint } from "../failpoints.ts";
+import { failpoint } from "../../effects/failpoints.ts";
 import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
 import { checkWhere, placeOf } from "./ask-where.ts";
 import type { Escaping } from "./dialog-head.ts";

@@ -26,7 +26,13 @@ export type Failpoint =
    * A `ctx.external` call's result is in hand (recorded and committed, in a run with effect
    * records), not yet handed back to the handler.
    */
-  | "external-made";
+  | "external-made"
+  /**
+   * An ended dialog's note was marked `sending` in its header (committed); its send not yet made.
+   */
+  | "note-marked"
+  /** A progress's message was posted; its step's record (the result) not yet written. */
+  | "progress-posted";
 
 const armed = new Map<string, number>();
 for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {
