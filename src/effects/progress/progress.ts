@@ -21,7 +21,7 @@ import {
   stepFailedLine,
   withPosted,
 } from "./server-steps.ts";
-import { copyState, heldLength, reopenedFor, type ShownState, withGone } from "./shown.ts";
+import { copyState, endsLate, heldLength, reopenedFor, type ShownState, withGone } from "./shown.ts";
 import { edgesOf, fingerprint, stored, withNote } from "./text-parts.ts";
 import type { ProgressOptions, ProgressResult } from "./types.ts";
 
@@ -312,8 +312,7 @@ export class Progress implements OpenProgress {
     if (this.#text.trim() === "") this.#text = this.placeholder;
     const pieces = splitContent(this.#text, this.deps.server.maxMessageLength);
     this.#state = reopenedFor(this.#state, pieces) ?? this.#state;
-    const first = this.#state.messages[0]!;
-    const late = this.deps.clock.now() - first.postedAt > this.settings.finalAfterMs;
+    const late = endsLate(this.#state, this.deps.clock.now(), this.settings.finalAfterMs);
     // A deleted progress message ends with the result posted anew, as late work does.
     const gone = this.#state.messages.at(-1)!.gone;
     if (late || gone || this.#state.finalFrom !== undefined) await this.#postFinal(pieces);

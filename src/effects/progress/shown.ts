@@ -120,3 +120,12 @@ export function reopenedFor(state: ShownState, pieces: readonly string[]): Shown
   const { over: _over, finalFrom: _from, finalText: _text, ...open } = copyState(state);
   return open;
 }
+
+/**
+ * Whether `state`'s final text, ended at `now`, is posted anew as late work (begun over
+ * `finalAfterMs` before). Not when an earlier run ended it with its text edited in: a run again
+ * (a dialog's replay, a retry) ends as that end was decided, whatever the clock says now.
+ */
+export function endsLate(state: ShownState, now: number, finalAfterMs: number): boolean {
+  return !state.over && now - state.messages[0]!.postedAt > finalAfterMs;
+}
