@@ -1,7 +1,8 @@
 /**
  * A bot's progress message (`ctx.progress`, test/fixtures/e2e/progress-steps.mjs) under
  * `bothost run`, killed (kill -9) right after the server made one of its calls and before the
- * daemon read the answer: the placeholder's post, the final edit. Started
+ * daemon read the answer: the placeholder's post, the final edit; and right after the post, its
+ * answer read, before its step's record was written (crash point `progress-posted`). Started
  * again on the same state, the handler runs again and the progress goes on: the conversation
  * holds one progress message, showing the final text, and the asker's message ends with the
  * `done` reaction alone.
@@ -16,10 +17,11 @@ useShippedBots();
 const FINAL = "Built: 3 steps.";
 const BOT = botEmail(0);
 
-/** Where to kill: the response that makes it so, given what the bot's messages show then. */
-const POINTS: Array<[string, (r: ResponseRecord, shown: string[]) => boolean]> = [
+/** Where to kill: the response that makes it so, given what the bot's messages show then; or a crash point. */
+const POINTS: Array<[string, ((r: ResponseRecord, shown: string[]) => boolean) | "progress-posted"]> = [
   ["the placeholder's post", (r) => r.method === "POST" && r.route === "/messages"],
   ["the final edit", (r, shown) => r.method === "PATCH" && shown[0] === FINAL],
+  ["the placeholder's post, its answer read (`progress-posted`)", "progress-posted"],
 ];
 
 it.each(POINTS)(
@@ -34,12 +36,13 @@ it.each(POINTS)(
       settings: [],
     });
     const { control } = bot.sandbox;
-    const daemon = await bot.start();
-    bot.onResponse = (r) => {
-      if (!at(r, postedBy(bot.sandbox, BOT))) return;
-      bot.onResponse = undefined;
-      daemon.kill("SIGKILL");
-    };
+    const daemon = await bot.start(typeof at === "string" ? { BOTHOST_FAILPOINTS: at } : {});
+    if (typeof at !== "string")
+      bot.onResponse = (r) => {
+        if (!at(r, postedBy(bot.sandbox, BOT))) return;
+        bot.onResponse = undefined;
+        daemon.kill("SIGKILL");
+      };
     const asked = control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "build" }).id;
     expect(await daemon.exited).toEqual({ code: null, signal: "SIGKILL" });
     const again = await bot.start();
