@@ -69,6 +69,30 @@ export class WaitingLine {
     });
   }
 
+  /**
+   * How many of the waiting calls start before a call asking now in `lane`: for a live call, the
+   * live ones and the background starts interleaved among them; for a background call, all.
+   */
+  ahead(lane: CallLane): number {
+    if (lane === "background") return this.size;
+    let live = this.#live.length;
+    let background = this.#background.length;
+    let inARow = this.#liveInARow;
+    let count = 0;
+    for (;;) {
+      if (background === 0) return count + live;
+      if (inARow < LIVE_RUN) {
+        if (live === 0) return count;
+        live--;
+        inARow++;
+      } else {
+        background--;
+        inARow = 0;
+      }
+      count++;
+    }
+  }
+
   /** Start the next waiting call at `at` (live first, within the background lane's share); false if none waits. */
   next(at: number): boolean {
     const backgroundWaits = this.#background.length > 0;

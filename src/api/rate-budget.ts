@@ -52,8 +52,8 @@ export interface BucketSnapshot {
   /** Until when a 429 blocks the bucket (ms since the epoch), if it does now. */
   blockedUntil: number | undefined;
   /**
-   * How long a call asking now would wait before it starts (0: it would start at once): the calls
-   * already waiting, the windows spent, or a 429's block. A kept-to limit's wait is this client's.
+   * How long a live call asking now would wait before it starts (0: it would start at once): the
+   * calls waiting ahead of it, the windows spent, or a 429's block. A kept-to limit's wait is this client's.
    */
   waitMs: number;
   /** Calls made since the budget was created (a daemon keeps one per account), and 429s received. */
@@ -240,11 +240,11 @@ export class RateBucket {
   }
 
   /**
-   * The earliest time a call asking now could start, after the calls already waiting (all of
-   * them, whatever their lane).
+   * The earliest time a call asking now in `lane` could start, after the waiting calls that start
+   * before it (see `WaitingLine.ahead`: a live call passes the background ones but for their share).
    */
-  nextStartAt(now = this.clock.now()): number {
-    const waiting = this.#line.size;
+  nextStartAt(now = this.clock.now(), lane: CallLane = "live"): number {
+    const waiting = this.#line.ahead(lane);
     const added: number[] = [];
     for (let i = 0; i < waiting; i++) {
       const at = this.#freeAt(now);

@@ -73,3 +73,20 @@ it("background calls get every fourth start while live calls keep waiting", asyn
     "live 7",
   ]);
 });
+
+it("a live call's expected wait counts the calls that start before it, not the background ones it passes", async () => {
+  await send("spent");
+  const sent = [send("bg 1", "background"), send("bg 2", "background"), send("bg 3", "background")];
+  await flushAsync();
+  const bucket = client.budget.other;
+  const now = clock.now();
+  // The minute spent: a live call starts at the next minute, ahead of the three background ones.
+  expect(bucket.nextStartAt(now) - now).toBe(60_000);
+  expect(bucket.snapshot(now).waitMs).toBe(60_000);
+  expect(bucket.nextStartAt(now, "background") - now).toBe(4 * 60_000);
+  for (let made = 1; made <= 3; made++) {
+    await clock.tick(60_000);
+    await expect.poll(() => botSaid(sandbox, BOT).length).toBe(made + 1);
+  }
+  await Promise.all(sent);
+});
