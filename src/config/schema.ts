@@ -122,7 +122,8 @@ export const BotSchema = z.strictObject({
     .prefault({}),
   /**
    * The bot's inbound webhooks (`bot.webhook(name, …)`), by name: how long a keyed request is
-   * remembered, so that the sender's retry repeats none of its sends, state writes and external calls.
+   * remembered, so that the sender's retry repeats none of its sends, state writes and external
+   * calls; how long its sender waits for an answer (default 10 s, GitHub's; Slack's is 3 s).
    */
   webhooks: z
     .record(
@@ -131,6 +132,7 @@ export const BotSchema = z.strictObject({
         idempotency_window: duration({ min: 3_600_000, max: 30 * 86_400_000 }).default(
           DEFAULT_IDEMPOTENCY_WINDOW_MS,
         ),
+        sender_timeout: duration({ min: 1_000, max: 3_600_000 }).optional(),
       }),
     )
     .optional(),

@@ -16,6 +16,7 @@ import { installAccessLog, loggedClientAbort, pathOf } from "../log/access-log.t
 import { RouterError } from "../pipeline/router-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import { WEBHOOK_SENDER_DEADLINE_MS } from "../webhook/budget-room.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
 import { parseForm } from "../webhook/parse-body.ts";
@@ -46,7 +47,9 @@ export interface HttpBot {
   commit(): Promise<void>;
   handlerTimeoutMs: number;
   /** The config's `webhooks` entries, by inbound webhook name. */
-  webhooks: Readonly<Record<string, { readonly idempotency_window: number }>>;
+  webhooks: Readonly<
+    Record<string, { readonly idempotency_window: number; readonly sender_timeout?: number }>
+  >;
   /** Set for a bot in webhook mode (`outgoing_webhook` in its config). */
   outgoing?: { path: string; token: string; replyDeadlineMs: number };
 }
@@ -173,6 +176,7 @@ export class HttpListener {
       handlerTimeoutMs: b.handlerTimeoutMs,
       idempotencyWindowMs: (webhook) =>
         b.webhooks[webhook]?.idempotency_window ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
+      senderTimeoutMs: (webhook) => b.webhooks[webhook]?.sender_timeout ?? WEBHOOK_SENDER_DEADLINE_MS,
       store: b.store.namespace(b.runtime.name).namespace("webhooks"),
       commit: b.commit,
     };

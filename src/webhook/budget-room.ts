@@ -2,7 +2,7 @@
  * Whether an inbound webhook request has room to run: a bound on the bot's handlers running at
  * once, and on how long a handler's call may wait for the account's call budget. A request is
  * refused (503 with `Retry-After`) only when its handler makes a call whose wait would not end
- * {@link WEBHOOK_CALL_MARGIN_MS} before the request's deadline (see {@link requestDeadline}): a
+ * its margin ({@link callMarginMs}) before the request's deadline (see {@link requestDeadline}): a
  * handler that makes no call to the chat server (it keeps state, or answers in the HTTP reply
  * alone) runs whatever the budget.
  */
@@ -11,28 +11,35 @@ import type { Clock } from "../time/clock.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 /**
- * How long a sender waits for a webhook's answer, counted from the request's arrival: GitHub gives
- * up on a delivery at 10 s (and marks it failed, even if the bot handled it later), the shortest
- * of the common senders.
+ * How long a sender waits for a webhook's answer, counted from the request's arrival, when the
+ * config's `webhooks.<name>.sender_timeout` does not say: GitHub gives up on a delivery at 10 s
+ * (and marks it failed, even if the bot handled it later). Slack waits 3 s, and needs the setting.
  */
 export const WEBHOOK_SENDER_DEADLINE_MS = 10_000;
 
 /**
- * The time a call left waiting for the budget keeps before the request's deadline: for the call
- * itself and the answer. A wait that ends later is refused at once rather than made.
+ * The time a call left waiting for the budget keeps before the request's deadline, for the call
+ * itself and the answer, when its sender waits `senderTimeoutMs`: a fifth of that, at most 2 s.
+ * So GitHub's 10 s keep 2 s, and Slack's 3 s keep 0.6 s, a call there still waiting up to 2.4 s
+ * after the arrival; a more patient sender keeps 2 s, as a call takes no longer for it. A wait
+ * that ends later is refused at once rather than made.
  */
-export const WEBHOOK_CALL_MARGIN_MS = 2_000;
+export function callMarginMs(senderTimeoutMs: number): number {
+  return Math.min(2_000, Math.round(senderTimeoutMs / 5));
+}
 
 /**
- * When a request that arrived at `arrivedAt` must be answered (epoch ms): the sender's deadline,
- * or its handler's timeout (started at `handlerStartedAt`) if that ends sooner.
+ * When a request that arrived at `arrivedAt` must be answered (epoch ms): its sender's deadline
+ * (`senderTimeoutMs` after its arrival), or its handler's timeout (started at `handlerStartedAt`)
+ * if that ends sooner.
  */
 export function requestDeadline(
   arrivedAt: number,
+  senderTimeoutMs: number,
   handlerStartedAt: number,
   handlerTimeoutMs: number,
 ): number {
-  return Math.min(arrivedAt + WEBHOOK_SENDER_DEADLINE_MS, handlerStartedAt + handlerTimeoutMs);
+  return Math.min(arrivedAt + senderTimeoutMs, handlerStartedAt + handlerTimeoutMs);
 }
 
 /** Requests of one bot whose handlers run at once, past which another is refused (503). */
@@ -74,9 +81,9 @@ function budgetStartAt(runtime: WebhookRuntime, now: number): number {
 
 /**
  * Aborts `controller` with a {@link BudgetRefusal} when a call made with `signal` (the handler's)
- * begins a wait for the account's budget that would end less than {@link WEBHOOK_CALL_MARGIN_MS}
- * before `deadline` (epoch ms on `clock`): the request is then answered 503 at once, before its
- * sender gives up, rather than held while its handler waits.
+ * begins a wait for the account's budget that would end less than `marginMs` before `deadline`
+ * (epoch ms on `clock`): the request is then answered 503 at once, before its sender gives up,
+ * rather than held while its handler waits.
  */
 export function refuseLongBudgetWaits(
   runtime: WebhookRuntime,
@@ -84,12 +91,13 @@ export function refuseLongBudgetWaits(
   controller: AbortController,
   clock: Clock,
   deadline: number,
+  marginMs: number,
 ) {
   watchBudgetWaits(signal, {
     began: () => {
       const now = clock.now();
       const startAt = budgetStartAt(runtime, now);
-      if (startAt <= now || startAt <= deadline - WEBHOOK_CALL_MARGIN_MS) return;
+      if (startAt <= now || startAt <= deadline - marginMs) return;
       const retryAfterS = Math.max(1, Math.ceil((startAt - now) / 1000));
       const error = `bot ${runtime.name}'s account is at its rate limit for calls to the chat server; try again in ${retryAfterS} s`;
       controller.abort(new BudgetRefusal({ error, retryAfterS }));

@@ -6,8 +6,8 @@
  * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
  * once handled; 503 while a run with the key is under way) → bot not stopping (503) → fewer than
  * 64 of the bot's handlers running (503) → handler (200; 503 with `Retry-After` when a call of its
- * would wait for the account's budget past what its sender's deadline or its timeout leaves, see
- * budget-room.ts; 500 if it throws).
+ * would wait for the account's budget past what its sender's deadline (config
+ * `webhooks.<name>.sender_timeout`) or its timeout leaves, see budget-room.ts; 500 if it throws).
  *
  * A request with a key (an idempotency header's, one its webhook's `idempotencyKey` reads from the
  * verified request, or a signature's replay key) is claimed for its run, marked handled once it
@@ -24,7 +24,13 @@ import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { BudgetRefusal, crowded, refuseLongBudgetWaits, requestDeadline } from "./budget-room.ts";
+import {
+  BudgetRefusal,
+  callMarginMs,
+  crowded,
+  refuseLongBudgetWaits,
+  requestDeadline,
+} from "./budget-room.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { RefusalLog } from "./refusal-log.ts";
 import type { WebhookRequestCounts } from "./request-counts.ts";
@@ -36,6 +42,8 @@ export interface InboundBot {
   handlerTimeoutMs: number;
   /** How long the webhook `name` keeps a handled request's key, and its runs' records (config `webhooks`). */
   idempotencyWindowMs(name: string): number;
+  /** How long the sender of the webhook `name` waits for its answer (config `webhooks`). */
+  senderTimeoutMs(name: string): number;
   /** Where idempotency keys go: the bot's own namespace (`<bot>/webhooks`). */
   store: StateStore;
   /** Makes the bot's writes outlive a kill of the process (the state store's commit). */
@@ -216,8 +224,9 @@ async function handle(
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
   const refusal = new AbortController();
   const signal = AbortSignal.any([timeout.signal, deps.stopping, refusal.signal]);
-  const deadline = requestDeadline(target.arrivedAt, clock.now(), bot.handlerTimeoutMs);
-  refuseLongBudgetWaits(bot.runtime, signal, refusal, clock, deadline);
+  const senderTimeoutMs = bot.senderTimeoutMs(name);
+  const deadline = requestDeadline(target.arrivedAt, senderTimeoutMs, clock.now(), bot.handlerTimeoutMs);
+  refuseLongBudgetWaits(bot.runtime, signal, refusal, clock, deadline, callMarginMs(senderTimeoutMs));
   try {
     // Its sends are recorded under the key: a run again (after a crash) makes none twice, and one
     // whose answer was lost is looked for back to when the request was first claimed.

@@ -291,7 +291,10 @@ describe("invalid values", () => {
       test/fixtures/config/webhooks-bad.yaml:11:35 bots.relay.webhooks.svix.idempotency_window: is too long: use at most 30d
       test/fixtures/config/webhooks-bad.yaml:12:7 bots.relay.webhooks.Deploys: "Deploys" is not a webhook name: use the name given to bot.webhook(), up to 64 lower-case letters, digits, _ and -
       test/fixtures/config/webhooks-bad.yaml:13:13 bots.relay.webhooks.ci.idempotency_windw: is not a known key: did you mean "idempotency_window"?
-      test/fixtures/config/webhooks-bad.yaml:14:36 bots.relay.webhooks.pager.idempotency_window: is negative: give a duration like "30s""
+      test/fixtures/config/webhooks-bad.yaml:14:36 bots.relay.webhooks.pager.idempotency_window: is negative: give a duration like "30s"
+      test/fixtures/config/webhooks-bad.yaml:15:34 bots.relay.webhooks.deploys.sender_timeout: is too short: use at least 1s
+      test/fixtures/config/webhooks-bad.yaml:16:32 bots.relay.webhooks.slack.sender_timeout: is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds
+      test/fixtures/config/webhooks-bad.yaml:17:33 bots.relay.webhooks.gitlab.sender_timeout: is too long: use at most 1h"
     `);
   });
   it("outgoing-deadline-long.yaml", async () => {

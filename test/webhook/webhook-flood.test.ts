@@ -50,7 +50,7 @@ const withCounter = {
   },
 } as unknown as BotDefinition<never, never>;
 
-async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s") {
+async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s", more: string[] = []) {
   const sandbox = await startSandbox({ clock });
   cleanup = () => sandbox.stop();
   sandbox.control.createUser({
@@ -79,6 +79,7 @@ async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s"
           "  channel: general",
           "  topic: alerts",
           '  content: "{{body.text}}"',
+          ...more,
         ].join("\n"),
       },
     },
@@ -166,24 +167,38 @@ it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is a
   expect((await Promise.all(held)).map((r) => r.status)).toEqual(Array(WEBHOOK_RUNS_PER_BOT).fill(200));
 });
 
-it("a send whose wait would end less than 2 s before the sender's 10 s is refused at once, not made late", async () => {
+/**
+ * With a budget of 2 calls a minute, the first relay spends the minute: a request while the
+ * window frees in `refusedIn` s is refused at once (`Retry-After`), one while it frees in
+ * `inTimeIn` s waits for it and is relayed. `more`: YAML for the bot's config entry.
+ */
+async function refusedThenInTime(more: string[], refusedIn: number, inTimeIn: number) {
   const clock = new TestClock({ held: true });
-  const { sandbox: sb, url } = await start(clock, 2);
+  const { sandbox: sb, url } = await start(clock, 2, "30s", more);
   // The start's calls have left the minute's window; the first relay spends the next one.
   await clock.advance(61_000);
   expect((await deliver(url, "first")).status).toBe(200);
-  // The window frees in 9 s: a send then would leave GitHub 1 s, so the request is refused now.
-  await clock.advance(51_000);
+  await clock.advance(60_000 - refusedIn * 1_000);
   const from = clock.now();
   const refused = await movingClock(clock, 100, deliver(url, "late"));
-  expect(refused).toMatchObject({ status: 503, retryAfter: "9" });
+  expect(refused).toMatchObject({ status: 503, retryAfter: String(refusedIn) });
   // Answered before its send's wait: the held clock moved by a step or so at most.
   expect(clock.now() - from).toBeLessThan(1_000);
-  // The window frees in 7 s: the send waits for it, and the request is answered within 10 s.
-  await clock.advance(2_000);
+  await clock.advance((refusedIn - inTimeIn) * 1_000);
   const held = await movingClock(clock, 100, deliver(url, "in time"));
   expect(held.status).toBe(200);
   expect(sb.control.messages().map((m) => m.content)).toEqual(["first", "in time"]);
+}
+
+it("a send whose wait would end less than 2 s before the sender's 10 s is refused at once, not made late", async () => {
+  // Freeing in 9 s, a send would leave GitHub 1 s: refused now; in 7 s, it is answered within 10 s.
+  await refusedThenInTime([], 9, 7);
+});
+
+it("a webhook's sender_timeout sets its deadline, its margin a fifth of it: 3 s lets a call wait 2.4 s", async () => {
+  // Freeing in 4 s is in time for GitHub's 10 s, too late for a sender waiting 3 s; freeing in
+  // 2 s leaves 1 s of the 3, which a margin of 2 s would refuse.
+  await refusedThenInTime(["webhooks:", "  alerts: { sender_timeout: 3s }"], 4, 2);
 });
 
 it("a send whose wait would outlast the handler_timeout is refused at once, not timed out", async () => {
