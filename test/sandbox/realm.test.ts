@@ -51,7 +51,7 @@ test("user group members and subgroups, with events", async ({ sb }) => {
   );
   expect((await member.post(`/user_groups/${devs}/subgroups`, { add: [ops] })).status).toBe(200);
   expect((await sb.as(ADMIN).post(`/user_groups/${ops}/subgroups`, { add: [devs] })).body.msg).toBe(
-    `User group ${devs} is already a subgroup of this group.`,
+    `User group ${ops} is already a subgroup of one of the passed subgroups.`,
   );
   expect(
     (await member.post(`/user_groups/${devs}/members`, { delete: [ownerId], delete_subgroups: [ops] }))

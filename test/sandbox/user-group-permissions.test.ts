@@ -5,7 +5,8 @@
  * a guest adds nobody; a system group is nobody's to change. Refused: 400 "Insufficient permission".
  */
 import type { OrgInput } from "../../src/testing.ts";
-import { BOT, expect, MEMBER, OWNER, type SandboxFixture, test } from "../support/sandbox/fixture.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
+import { groupLookups } from "../support/sandbox/user-groups.ts";
 
 const ADMIN = "admin@sandbox.example";
 const MOD = "mod@sandbox.example";
@@ -32,14 +33,7 @@ test.scoped({ sandboxOptions: { org: ORG } });
 
 const REFUSED = { result: "error", msg: "Insufficient permission", code: "BAD_REQUEST" };
 
-const setup = async (sb: SandboxFixture) => {
-  const groups = (await sb.as(OWNER).get("/user_groups")).body.user_groups as { id: number; name: string }[];
-  const id = (name: string) => groups.find((g) => g.name === name)!.id;
-  const user = (email: string) =>
-    (sb.sandbox.control.users() as { email: string; user_id: number }[]).find((u) => u.email === email)!
-      .user_id;
-  return { id, user, groups };
-};
+const setup = groupLookups;
 
 test("a member named in no setting, and a bot, are refused; an administrator is not", async ({ sb }) => {
   const { id, user } = await setup(sb);

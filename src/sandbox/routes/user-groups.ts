@@ -27,9 +27,6 @@ type Setting = "can_manage_group" | "can_add_members_group" | "can_remove_member
 function groupForUpdate(ctx: AuthedContext, setting: Setting, self = false): UserGroupRecord {
   const { core, user } = ctx;
   const data = core.data;
-  if (user.is_bot && data.realm.feature_level < BOTS_ALLOWED_FL) {
-    throw badRequest("This endpoint does not accept bot requests.");
-  }
   const group = groupOf(ctx);
   if (group.is_system_group) throw badRequest("Insufficient permission");
   if (data.realm.feature_level < SETTINGS_FL) {
@@ -62,55 +59,118 @@ function emitGroup(core: SandboxCore, event: Record<string, unknown>): void {
   emitToAll(core, { type: "user_group", ...event });
 }
 
-function changeMembers(ctx: AuthedContext, group: UserGroupRecord, add: number[], remove: number[]): void {
-  const data = ctx.core.data;
-  for (const id of [...add, ...remove]) {
-    const u = userById(data, id);
+/** The server's refusal of a membership request that names no change (subgroup parameters from FL 311). */
+const SUBGROUP_PARAMS_FL = 311;
+
+function nothingToDo(ctx: AuthedContext, names: "members" | "subgroups"): never {
+  if (names === "members" && ctx.core.data.realm.feature_level >= SUBGROUP_PARAMS_FL) {
+    throw badRequest(
+      'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+    );
+  }
+  throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
+}
+
+/** One change of a membership request: checks its own permission and ids, then applies itself. */
+type Step = (ctx: AuthedContext, ids: number[], events: Record<string, unknown>[]) => void;
+
+/**
+ * Run `steps` in turn, as the server runs its parts of one request in one transaction: each
+ * step's checks see the steps before it applied, and a refusal anywhere leaves the group as it was.
+ */
+function inOneGo(ctx: AuthedContext, steps: [Step, number[]][]): void {
+  // Not looked up here: a step names an unknown group in its own turn ("Invalid user group").
+  const group = ctx.core.data.userGroups.find((g) => g.id === Number(ctx.path.user_group_id));
+  const before = group && { members: group.members, subgroups: group.subgroups };
+  const events: Record<string, unknown>[] = [];
+  try {
+    for (const [step, ids] of steps) if (ids.length > 0) step(ctx, ids, events);
+  } catch (err) {
+    if (group && before) Object.assign(group, before);
+    throw err;
+  }
+  for (const event of events) emitGroup(ctx.core, event);
+}
+
+function checkUsers(ctx: AuthedContext, ids: number[]): void {
+  for (const id of ids) {
+    const u = userById(ctx.core.data, id);
     if (!u || u.system_bot || !u.is_active) throw badRequest(`Invalid user ID: ${id}`);
   }
-  for (const id of add)
-    if (group.members.includes(id)) throw badRequest(`User ${id} is already a member of this group`);
-  for (const id of remove)
-    if (!group.members.includes(id)) throw badRequest(`There is no member '${id}' in this user group`);
-  if (add.length > 0) {
-    group.members = [...group.members, ...add];
-    emitGroup(ctx.core, { op: "add_members", group_id: group.id, user_ids: add });
-  }
-  if (remove.length > 0) {
-    group.members = group.members.filter((m) => !remove.includes(m));
-    emitGroup(ctx.core, { op: "remove_members", group_id: group.id, user_ids: remove });
-  }
 }
 
-function changeSubgroups(ctx: AuthedContext, group: UserGroupRecord, add: number[], remove: number[]): void {
-  const data = ctx.core.data;
-  for (const id of [...add, ...remove]) {
-    if (!data.userGroups.some((g) => g.id === id)) throw badRequest(`Invalid user group ID: ${id}`);
-  }
-  for (const id of add) {
-    // The server words a cycle (or the group itself) like an existing subgroup.
-    if (group.subgroups.includes(id) || id === group.id || groupContains(ctx.core, id, group.id)) {
+const isSelf = (ctx: AuthedContext, ids: number[]) => ids.length === 1 && ids[0] === ctx.user.user_id;
+
+const addMembers: Step = (ctx, ids, events) => {
+  const group = groupForUpdate(ctx, "can_add_members_group");
+  checkUsers(ctx, ids);
+  for (const id of ids)
+    if (group.members.includes(id)) throw badRequest(`User ${id} is already a member of this group`);
+  group.members = [...group.members, ...ids];
+  events.push({ op: "add_members", group_id: group.id, user_ids: ids });
+};
+
+/** The server reads the users before the group here, so a bad id is named before a refusal. */
+const removeMembers: Step = (ctx, ids, events) => {
+  checkUsers(ctx, ids);
+  const group = groupForUpdate(ctx, "can_remove_members_group", isSelf(ctx, ids));
+  for (const id of ids)
+    if (!group.members.includes(id)) throw badRequest(`There is no member '${id}' in this user group`);
+  group.members = group.members.filter((m) => !ids.includes(m));
+  events.push({ op: "remove_members", group_id: group.id, user_ids: ids });
+};
+
+function checkGroupIds(ctx: AuthedContext, ids: number[]): void {
+  const missing = ids.find((id) => !ctx.core.data.userGroups.some((g) => g.id === id));
+  if (missing !== undefined) throw badRequest(`Invalid user group ID: ${missing}`);
+}
+
+/** Adding subgroups takes `can_add_members_group` from FL 305, as adding members does. */
+const addSubgroups: Step = (ctx, ids, events) => {
+  const setting =
+    ctx.core.data.realm.feature_level >= SETTINGS_FL ? "can_add_members_group" : "can_manage_group";
+  const group = groupForUpdate(ctx, setting);
+  checkGroupIds(ctx, ids);
+  for (const id of ids)
+    if (group.subgroups.includes(id))
       throw badRequest(`User group ${id} is already a subgroup of this group.`);
+  // The group itself among `ids`, or within one of them, would make a cycle.
+  if (ids.some((id) => id === group.id || subgroupIds(ctx.core, id).has(group.id))) {
+    throw badRequest(`User group ${group.id} is already a subgroup of one of the passed subgroups.`);
+  }
+  group.subgroups = [...group.subgroups, ...ids];
+  events.push({ op: "add_subgroups", group_id: group.id, direct_subgroup_ids: ids });
+};
+
+const removeSubgroups: Step = (ctx, ids, events) => {
+  const group = groupForUpdate(ctx, "can_manage_group");
+  checkGroupIds(ctx, ids);
+  for (const id of ids)
+    if (!group.subgroups.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
+  group.subgroups = group.subgroups.filter((s) => !ids.includes(s));
+  events.push({ op: "remove_subgroups", group_id: group.id, direct_subgroup_ids: ids });
+};
+
+/** Every group within `id`'s subgroups, at any depth (`id` itself left out), nearest first. */
+function subgroupIds(core: SandboxCore, id: number): Set<number> {
+  const out = new Set<number>();
+  const queue = [id];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    for (const s of core.data.userGroups.find((g) => g.id === next)?.subgroups ?? []) {
+      if (s !== id && !out.has(s)) {
+        out.add(s);
+        queue.push(s);
+      }
     }
   }
-  for (const id of remove)
-    if (!group.subgroups.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
-  if (add.length > 0) {
-    group.subgroups = [...group.subgroups, ...add];
-    emitGroup(ctx.core, { op: "add_subgroups", group_id: group.id, direct_subgroup_ids: add });
-  }
-  if (remove.length > 0) {
-    group.subgroups = group.subgroups.filter((s) => !remove.includes(s));
-    emitGroup(ctx.core, { op: "remove_subgroups", group_id: group.id, direct_subgroup_ids: remove });
-  }
+  return out;
 }
 
-/** Would making `child` a subgroup create a cycle (does `child` already contain `parent`)? */
-function groupContains(core: SandboxCore, child: number, parent: number, seen = new Set<number>()): boolean {
-  if (seen.has(child)) return false;
-  seen.add(child);
-  const g = core.data.userGroups.find((x) => x.id === child);
-  return !!g && g.subgroups.some((s) => s === parent || groupContains(core, s, parent, seen));
+/** Bots are refused before any parameter is read (before FL 496), as the server's decorator does. */
+function refuseBotsBeforeFL(ctx: AuthedContext): void {
+  if (ctx.user.is_bot && ctx.core.data.realm.feature_level < BOTS_ALLOWED_FL) {
+    throw badRequest("This endpoint does not accept bot requests.");
+  }
 }
 
 export const userGroupRoutes = [
@@ -127,29 +187,37 @@ export const userGroupRoutes = [
       return { members: activeMembers(ctx.core.data, members) };
     }),
     POST: endpoint((ctx) => {
+      refuseBotsBeforeFL(ctx);
+      // Read in the order the server's view declares them, so the first bad one is the one named.
       const add = ctx.params.intList("add") ?? [];
-      const remove = ctx.params.intList("delete") ?? [];
       const addSub = ctx.params.intList("add_subgroups") ?? [];
+      const remove = ctx.params.intList("delete") ?? [];
       const removeSub = ctx.params.intList("delete_subgroups") ?? [];
-      const self = (ids: number[]) => ids.length === 1 && ids[0] === ctx.user.user_id;
-      // Each change is checked against its own setting, as the server does, before any is made.
-      const group = groupOf(ctx);
-      if (add.length > 0) groupForUpdate(ctx, "can_add_members_group", self(add));
-      if (remove.length > 0) groupForUpdate(ctx, "can_remove_members_group", self(remove));
-      if (addSub.length > 0 || removeSub.length > 0 || add.length + remove.length === 0)
-        groupForUpdate(ctx, "can_manage_group");
-      changeMembers(ctx, group, add, remove);
-      changeSubgroups(ctx, group, addSub, removeSub);
+      if (add.length + addSub.length + remove.length + removeSub.length === 0) nothingToDo(ctx, "members");
+      inOneGo(ctx, [
+        [addMembers, add],
+        [removeMembers, remove],
+        [addSubgroups, addSub],
+        [removeSubgroups, removeSub],
+      ]);
       return {};
     }),
   }),
   route("/user_groups/{user_group_id:int}/subgroups", {
-    GET: endpoint((ctx) => ({ subgroups: groupOf(ctx).subgroups })),
+    GET: endpoint((ctx) => {
+      const direct = ctx.params.bool("direct_subgroup_only") ?? false;
+      const group = groupOf(ctx);
+      return { subgroups: direct ? group.subgroups : [...subgroupIds(ctx.core, group.id)] };
+    }),
     POST: endpoint((ctx) => {
+      refuseBotsBeforeFL(ctx);
       const add = ctx.params.intList("add") ?? [];
       const remove = ctx.params.intList("delete") ?? [];
-      const group = groupForUpdate(ctx, "can_manage_group");
-      changeSubgroups(ctx, group, add, remove);
+      if (add.length + remove.length === 0) nothingToDo(ctx, "subgroups");
+      inOneGo(ctx, [
+        [addSubgroups, add],
+        [removeSubgroups, remove],
+      ]);
       return {};
     }),
   }),
