@@ -1,7 +1,7 @@
 /**
  * POST/DELETE /messages/{id}/reactions, in the server's order of checks: the message first (one
- * the user cannot access is "Invalid message(s)"), then the emoji. Adding takes the code and type
- * from the name unless both are given; a reaction already on the message with that code counts as
+ * the user cannot access is "Invalid message(s)"), then the emoji. Adding takes the code or the
+ * type not given from the name; a reaction already on the message with that code counts as
  * a vote and keeps its name; otherwise name, code and type must agree. Removing needs a name or a
  * code, takes the code from the name when none is given, and checks nothing more than that the
  * user has that reaction. Events go to everyone who holds the message and, for a channel whose
@@ -32,8 +32,9 @@ function addReaction(ctx: AuthedContext) {
   if (code === undefined || type === undefined) {
     const known = emojiByName(name);
     if (!known) throw emojiDoesNotExist(name);
-    code = known.emoji_code;
-    type = known.reaction_type;
+    // Only the one not given comes from the name; a given one is kept and checked below.
+    code ??= known.emoji_code;
+    type ??= known.reaction_type;
   }
   const wanted: Wanted = { emoji_name: name, emoji_code: code, reaction_type: type };
   if (msg.reactions.some((r) => same(r, wanted) && r.user_id === user.user_id)) {
