@@ -4,13 +4,15 @@
  * daemon tells it that a retry of this bot's letters was requested ({@link RetryRequests}); it
  * keeps no timer of its own, so an idle bot costs nothing here.
  *
- * The letters are replayed one at a time ({@link REPLAYS_AT_ONCE}): each replay's calls (its
- * sends, a send's read-back) take the account's budget first come, first served, so a bulk
- * retry handed over at once would queue hundreds of calls ahead of the live bot's replies. One at
- * a time, a live reply waits for at most the calls of the replay under way.
+ * The letters are replayed one at a time ({@link REPLAYS_AT_ONCE}): a bulk retry handed over at
+ * once would queue hundreds of runs and their calls beside the live bot's. One attempt of a
+ * letter is under way at a time (pipeline/replay-turns.ts): a letter failing again holds the next
+ * through each of its attempts, not through the pauses between them, so one whose cause is not
+ * fixed yet does not hold every other letter of the bot for its whole retry schedule.
  */
 import type { Logger } from "pino";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
+import { LetterTurns, ReplayTurns } from "../pipeline/replay-turns.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 
 /** Logged (debug) at each look that finds a letter kept while its delivery's run goes on in this daemon. */
@@ -42,7 +44,7 @@ export interface DeadLetterSourceOptions {
   daemonId?: string;
 }
 
-/** Letters of one bot replayed at the same time. */
+/** Letters of one bot handed over at the same time (each until its first pause or its end). */
 export const REPLAYS_AT_ONCE = 1;
 
 export class DeadLetterSource {
@@ -58,6 +60,8 @@ export class DeadLetterSource {
   /** Letters handed over by a look, waiting for their turn to be replayed, oldest first. */
   readonly #waiting: DeadLetter[] = [];
   #replaying = 0;
+  /** One attempt of a replayed letter at a time (replay-turns.ts). */
+  readonly #turns = new ReplayTurns();
 
   constructor(options: DeadLetterSourceOptions) {
     this.#o = options;
@@ -117,31 +121,44 @@ export class DeadLetterSource {
 
   /**
    * Replay `letter` if it is still marked when its turn comes (an operator may have dropped it
-   * meanwhile); a store that fails the read: replayed.
+   * meanwhile); a store that fails the read: replayed. `turns`: its attempts' (replay-turns.ts).
    */
-  async #replay(letter: DeadLetter): Promise<void> {
-    const { letters, dispatcher, log } = this.#o;
-    const now = await letters.get(letter.id).catch(() => letter);
-    if (now === undefined || now.retryRequestedAt === undefined) return;
-    log.info({ deadLetter: letter.id }, "replaying a dead letter");
-    // A job's occurrence; a dialog a job started is kept as its own run, a dialog's.
-    const job = letter.source === "job" && letter.dialog === undefined;
-    const handled = await (job ? this.#o.replayJob(letter) : dispatcher.replay(letter)).catch(() => false);
-    if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
+  async #replay(letter: DeadLetter, turns: LetterTurns): Promise<void> {
+    const { letters, dispatcher, log, signal } = this.#o;
+    try {
+      const now = await letters.get(letter.id).catch(() => letter);
+      if (now === undefined || now.retryRequestedAt === undefined) return;
+      log.info({ deadLetter: letter.id }, "replaying a dead letter");
+      // A job's occurrence (its runner has no turns: it holds one through its attempts and pauses);
+      // a dialog a job started is kept as its own run, a dialog's.
+      const job = letter.source === "job" && letter.dialog === undefined;
+      const replay = job
+        ? this.#turns.during(signal, () => this.#o.replayJob(letter))
+        : dispatcher.replay(letter, turns);
+      if (await replay.catch(() => false))
+        log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
+    } finally {
+      turns.over();
+    }
   }
 
-  /** Replay waiting letters while fewer than {@link REPLAYS_AT_ONCE} are under way. */
+  /**
+   * Replay waiting letters while fewer than {@link REPLAYS_AT_ONCE} are handed over and not yet
+   * paused (a letter in its pauses stays in flight, and a later look leaves it to its replay).
+   */
   #next(): void {
     const { signal } = this.#o;
     while (this.#replaying < REPLAYS_AT_ONCE && !signal.aborted) {
       const letter = this.#waiting.shift();
       if (letter === undefined) return;
       this.#replaying++;
-      void this.#replay(letter).then(() => {
+      const turns = new LetterTurns(this.#turns);
+      const replayed = this.#replay(letter, turns);
+      void turns.yielded.then(() => {
         this.#replaying--;
-        this.#inFlight?.delete(letter.id);
         this.#next();
       });
+      void replayed.then(() => this.#inFlight?.delete(letter.id));
     }
   }
 }

@@ -17,6 +17,7 @@ import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
 import { LedgerCommits } from "./ledger-commits.ts";
 import { replayLetter } from "./letter-replay.ts";
+import type { LetterTurns } from "./replay-turns.ts";
 import { HandlerRuns } from "./runs.ts";
 import { LEASE_STOP } from "./stop-cut.ts";
 import { markAnswersHandled, WebhookLedger } from "./webhook-ledger.ts";
@@ -259,8 +260,11 @@ export class Dispatcher {
     return this.#engine.endByOperator(id, note);
   }
 
-  /** An operator replays a dead letter (letter-replay.ts): resolves true when it was handled (then removed). */
-  replay(letter: DeadLetter): Promise<boolean> {
+  /**
+   * An operator replays a dead letter (letter-replay.ts): resolves true when it was handled (then
+   * removed). `turns`: its attempts' among the bot's replays (replay-turns.ts).
+   */
+  replay(letter: DeadLetter, turns?: LetterTurns): Promise<boolean> {
     const { log, letters } = this.#o;
     const push = (
       event: AnyEvent,
@@ -268,7 +272,7 @@ export class Dispatcher {
       incoming: Incoming,
       task: DialogEngine["run"],
     ) => this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, task, incoming);
-    return replayLetter({ log, letters, commits: this.#commits, run: this.#run, push }, letter);
+    return replayLetter({ log, letters, commits: this.#commits, run: this.#run, push }, letter, turns);
   }
 
   /**

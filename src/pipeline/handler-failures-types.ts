@@ -7,6 +7,7 @@ import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-le
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { FailureMetrics } from "./incoming.ts";
+import type { AttemptTurns } from "./replay-turns.ts";
 import type { StoreHealth } from "./store-health.ts";
 
 /**
@@ -51,6 +52,8 @@ export interface FailedRun {
   /** The dead letter this run replays, if it is one; once handled, `recordHandled` before its removal. */
   letter?: DeadLetter;
   recordHandled?(): Promise<void>;
+  /** A replayed letter's turns: each later attempt waits for the bot's replay turn (replay-turns.ts). */
+  turns?: AttemptTurns | undefined;
   /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
   again(signal: AbortSignal): unknown;
   /** The effects the last run made (or found made), its `ctx.external` results too, for the dead letter to carry. */

@@ -19,12 +19,12 @@
  * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
 import { sleep } from "../api/sleep.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { namedRun, withinAttemptTime } from "./attempt-timeout.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import { AttemptsRanOut, FailedAttempts } from "./failed-attempts.ts";
-import { failpoint } from "../effects/failpoints.ts";
 import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
   outageOf,
@@ -224,6 +224,8 @@ export class HandlerFailures {
         await withinAttemptTime(o, run, attempts, stopping, (s) => run.again(s));
       };
       try {
+        // A replayed letter's pause holds no other letter of the bot (replay-turns.ts).
+        run.turns?.paused();
         // Once the store's outage is said, its lines for each event at debug (store-health.ts).
         if (waits) {
           const level = (!waited && o.health?.quiet("waited", last)) || fenced(outage) ? "debug" : "warn";
@@ -232,7 +234,7 @@ export class HandlerFailures {
             o.log[level]({ ...outage, attempts, job, scheduledFor }, STORE_WAIT_JOB_LINE);
           } else if (!waited) o.log[level]({ ...outage, attempts }, STORE_WAIT_LINE);
           waited = true;
-          await this.#waits.run(stopping, attempt);
+          await this.#waits.run(stopping, () => inTurn(run, stopping, attempt));
         } else {
           const delay = retryDelay(policy, attempts);
           const again = { ...namedRun(run), attempt: attempts, of: policy.attempts, retryInMs: delay };
@@ -245,9 +247,11 @@ export class HandlerFailures {
           if (!outage) await this.#tally.failed(run, attempts, inWords(last));
           failpoint("attempt-failed");
           await sleep(clock, delay, stopping);
-          // Counted as it begins: a crash during it, or after it failed, leaves it made.
-          if (!outage) await this.#tally.failed(run, attempts + 1, inWords(last));
-          await attempt();
+          await inTurn(run, stopping, async () => {
+            // Counted as it begins: a crash during it, or after it failed, leaves it made.
+            if (!outage) await this.#tally.failed(run, attempts + 1, inWords(last));
+            await attempt();
+          });
         }
         o.log.info({ attempts }, "handler succeeded on a later attempt");
         await this.#tally.done(run);
@@ -307,4 +311,9 @@ export class HandlerFailures {
     await this.#tally.done(run);
     return cut ? "replays" : false;
   }
+}
+
+/** `fn`, in the bot's replay turn when `run` is a replayed letter's (replay-turns.ts). */
+function inTurn(run: FailedRun, signal: AbortSignal, fn: () => Promise<void>): Promise<void> {
+  return run.turns ? run.turns.during(signal, fn) : fn();
 }

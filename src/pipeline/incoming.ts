@@ -6,6 +6,7 @@ import type { AnyEvent } from "../wire/events.ts";
 import type { BaseContext, ContextExtra, JobContext, SendEffects, SignalSource } from "./context-types.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
+import type { AttemptTurns } from "./replay-turns.ts";
 
 /** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
 export type ReplyFn = (content: string) => Promise<{ id: number }>;
@@ -38,6 +39,8 @@ export interface Incoming {
   readonly letter?: DeadLetter;
   /** Told whether a replayed dead letter was handled. */
   readonly onReplayed?: (handled: boolean) => void;
+  /** A replayed letter's attempts' turns among the bot's replays (replay-turns.ts). */
+  readonly turns?: AttemptTurns;
   /** A replayed letter handled: awaited before the letter is removed (a kept delivery's ledger record). */
   readonly recordHandled?: () => Promise<void>;
   /** Set for a run of a dialog: the record it replays (its event is the dialog's first message). */
@@ -227,4 +230,14 @@ export function stateKeyOf(incoming: Incoming): string | undefined {
   const id = ledgerIdOf(incoming.event);
   if (id !== undefined) return `m:${id}`;
   return incoming.letter ? `l:${incoming.letter.id}` : undefined;
+}
+
+/** What the failure stage keeps of a replayed letter's run: the letter, its handled record, its turns. */
+export function replayedOf(incoming: Incoming): {
+  letter?: DeadLetter;
+  recordHandled?: (() => Promise<void>) | undefined;
+  turns?: AttemptTurns | undefined;
+} {
+  const { letter, recordHandled, turns } = incoming;
+  return letter ? { letter, recordHandled, turns } : {};
 }

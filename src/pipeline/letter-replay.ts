@@ -11,6 +11,9 @@
  * by a replay of it that a crash cut, is taken up from its log at the next start ahead of it, and
  * that run, failed, keeps the letter (handler-failures-ends.ts); begun again once more, it would
  * make the run the start just kept.
+ *
+ * Given its turns among the bot's replays (replay-turns.ts), its first attempt waits for its turn
+ * with its conversation held and its concurrency slot given back, and begins once it has it.
  */
 import type { Logger } from "pino";
 import { type DeadLetter, type DeadLetters, isKeptDelivery } from "../state/dead-letters.ts";
@@ -20,6 +23,7 @@ import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import type { Incoming } from "./incoming.ts";
 import type { LedgerCommits } from "./ledger-commits.ts";
+import type { LetterTurns } from "./replay-turns.ts";
 import { WebhookLedger } from "./webhook-ledger.ts";
 
 /** Logged (info) when a dialog's letter, kept by its dialog's run meanwhile, is not replayed. */
@@ -37,8 +41,12 @@ export interface LetterReplayParts {
   push(event: AnyEvent, issue: string | undefined, incoming: Incoming, task: QueueTask<Incoming>): void;
 }
 
-/** Replay `letter`: resolves true when it was handled (the letter is then removed). */
-export function replayLetter(p: LetterReplayParts, letter: DeadLetter): Promise<boolean> {
+/** Replay `letter` (its attempts in `turns`): resolves true when it was handled (the letter is then removed). */
+export function replayLetter(
+  p: LetterReplayParts,
+  letter: DeadLetter,
+  turns?: LetterTurns,
+): Promise<boolean> {
   const { event, issue } = reviveEvent(letter.event);
   const commits = p.commits;
   // Webhook mode's ledger: a message begun and never finished holds no cursor back there.
@@ -91,9 +99,21 @@ export function replayLetter(p: LetterReplayParts, letter: DeadLetter): Promise<
       onReplayed,
       ...(id === undefined ? {} : { recordHandled: record }),
       ...(dialog ? { dialog } : {}),
+      ...(turns ? { turns } : {}),
     };
-    p.push(event, issue, incoming, dialog ? whileMarked(p, letter.id) : p.run);
+    const task = dialog ? whileMarked(p, letter.id) : p.run;
+    p.push(event, issue, incoming, turns ? inTurn(turns, task) : task);
   });
+}
+
+/** `task`, begun once the letter's first attempt has its turn (its conversation held meanwhile). */
+function inTurn(turns: LetterTurns, task: QueueTask<Incoming>): QueueTask<Incoming> {
+  return (control, incoming) => {
+    const wait = turns.first();
+    if (wait === undefined) return task(control, incoming);
+    if (control.resumeAfter(wait, task as QueueTask<unknown>)) return undefined;
+    return wait.then(() => task(control, incoming));
+  };
 }
 
 /** `p.run`, once the letter `id` is found still marked for replay (a store that fails the read: run). */

@@ -5,6 +5,7 @@
  * message's run is a turn of a dialog (dialogs/): it may park at a `ctx.prompt`, which ends it.
  */
 import type { EffectRecord } from "../effects/effect-records.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
@@ -27,9 +28,8 @@ import { replayEffects } from "./dialogs/replay-effects.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { ledgerIdOf } from "./event-fields.ts";
-import { failpoint } from "../effects/failpoints.ts";
 import type { FailedRun } from "./handler-failures.ts";
-import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
+import { type DispatchStats, type Incoming, replayedOf, sourceOf, stateKeyOf } from "./incoming.ts";
 import { eventRecords, letterRecordsOf, MessageEffects } from "./run-keys.ts";
 import { runLog } from "./run-log.ts";
 import { failedForGood, runFailed, runHandled } from "./run-outcomes.ts";
@@ -295,7 +295,7 @@ export class HandlerRuns {
       event: incoming.event,
       source: sourceOf(incoming),
       conversation: control.key,
-      ...(incoming.letter ? { letter: incoming.letter, recordHandled: incoming.recordHandled } : {}),
+      ...replayedOf(incoming),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
       records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),
       again: async (signal) => {
