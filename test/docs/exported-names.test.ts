@@ -13,20 +13,39 @@ import { repoRoot } from "../support/cli.ts";
 
 const ENTRIES = ["src/index.ts", "src/testing.ts", "src/testing/vitest.ts"];
 
-function exportedNames(): Set<string> {
+let program: { exported: Set<string>; errorClasses: Set<string> } | undefined;
+
+/** Every name the entry points export, and those of them that are classes extending `BothostError`. */
+function readExports(): { exported: Set<string>; errorClasses: Set<string> } {
+  if (program) return program;
   const files = ENTRIES.map((f) => path.join(repoRoot, f));
   const { NodeNext } = ts.ModuleKind;
   const options = { module: NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext };
-  const program = ts.createProgram(files, { ...options, allowImportingTsExtensions: true, noEmit: true });
-  const checker = program.getTypeChecker();
-  return new Set(
-    files.flatMap((file) => {
-      const module = checker.getSymbolAtLocation(program.getSourceFile(file)!);
-      if (!module) throw new Error(`${file} is not a module`);
-      return checker.getExportsOfModule(module).map((symbol) => symbol.getName());
-    }),
-  );
+  const compiled = ts.createProgram(files, { ...options, allowImportingTsExtensions: true, noEmit: true });
+  const checker = compiled.getTypeChecker();
+  const extendsBothostError = (type: ts.Type): boolean =>
+    type.symbol?.getName() === "BothostError" ||
+    (type.isClassOrInterface() && (checker.getBaseTypes(type) ?? []).some(extendsBothostError));
+  const symbols = files.flatMap((file) => {
+    const module = checker.getSymbolAtLocation(compiled.getSourceFile(file)!);
+    if (!module) throw new Error(`${file} is not a module`);
+    return checker.getExportsOfModule(module);
+  });
+  const errorClasses = symbols.filter((symbol) => {
+    const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+    return (
+      (target.flags & ts.SymbolFlags.Class) !== 0 &&
+      extendsBothostError(checker.getDeclaredTypeOfSymbol(target))
+    );
+  });
+  program = {
+    exported: new Set(symbols.map((symbol) => symbol.getName())),
+    errorClasses: new Set(errorClasses.map((symbol) => symbol.getName())),
+  };
+  return program;
 }
+
+const exportedNames = (): Set<string> => readExports().exported;
 
 /** `PromptError`, `ScheduledMessageInfo`: two words or more, so `GET`, `Date` and `LOCK` are not. */
 const COMPOUND = /^(?:[A-Z][a-z0-9]+){2,}$/;
@@ -99,4 +118,32 @@ it("every function the config and types references call by name is exported by t
       if (!exported.has(name)) missing.push(`${file}:${line}: ${name}`);
   }
   expect(missing).toEqual([]);
+}, 60_000);
+
+/**
+ * errors.md says which error classes a user can import and test with `instanceof`, and to tell
+ * the others apart by `code`: its list is exactly the error classes the entry points export, and
+ * every `instanceof` it shows names the class tested, one the package exports (a bare "tell them
+ * apart with `instanceof`" over a table would send users after classes they cannot import).
+ */
+it("errors.md lists exactly the error classes the package exports, and shows instanceof only with them", async () => {
+  const { exported, errorClasses } = readExports();
+  expect(errorClasses.has("ApiError")).toBe(true);
+  const doc = await readFile(path.join(repoRoot, "docs/reference/errors.md"), "utf8");
+  const paragraph = /^`bothost` exports the classes[\s\S]*?\n\n/m.exec(doc)?.[0] ?? "";
+  const listed = new Set(
+    [...paragraph.replace(/Tell the others[\s\S]*/, "").matchAll(/`([A-Z]\w*)`/g)].map((m) => m[1]!),
+  );
+  expect(listed.size).toBeGreaterThan(0);
+  const problems: string[] = [];
+  for (const name of errorClasses) if (!listed.has(name)) problems.push(`${name}: exported, not in the list`);
+  for (const name of listed) if (!errorClasses.has(name)) problems.push(`${name}: in the list, not exported`);
+  for (const [i, line] of doc.split("\n").entries()) {
+    for (const m of line.matchAll(/\binstanceof\b(\s+([A-Za-z]\w*))?/g)) {
+      const name = m[2];
+      if (name === undefined) problems.push(`errors.md:${i + 1}: instanceof without the class it tests`);
+      else if (!exported.has(name)) problems.push(`errors.md:${i + 1}: instanceof ${name}, not exported`);
+    }
+  }
+  expect(problems).toEqual([]);
 }, 60_000);
