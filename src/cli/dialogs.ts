@@ -4,7 +4,7 @@
  */
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
-import { type BotDialogs, NO_HOLDER, UNREAD } from "../http/daemon-status.ts";
+import { type BotDialogs, NO_HOLDER, type PendingNote, UNREAD } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import { isStateError } from "../state/state-error.ts";
 import { commandArgs, configOption, reportStartupError, table, unknownWord, usageError } from "./args.ts";
@@ -26,7 +26,8 @@ handler does not run again, its person is told "An operator ended this conversat
 its admin socket (in the state directory; with state.redis, in $TMPDIR/bothost-<uid>/), else
 through its HTTP listener (http.listen). With no
 daemon answering, the list is read from the state store (the config's state:), and says so on
-stderr; ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown
+stderr; it then also lists the ended dialogs whose end note (--note, or that the bot's code
+changed) its person is told at the bot's next start. Ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown
 dialog; 2 for a usage error or a bot the config does not have; 75 when the dialog's first question is still being sent or recorded after 5 s
 (nothing was ended: run it again once the list shows the dialog's deadline).
 
@@ -36,7 +37,8 @@ Options:
       --note TEXT     end: what the person is told
       --json          list: print [{ bot, dialogs: [{ id, userId, userName, where, step,
                       since, deadline, awaiting?, ending?, outsideNarrow?,
-                      nextStart? }] }];
+                      nextStart? }], notes?: [{ id, userId, userName,
+                      where, ended, endedAt, sending? }] }];
                       end: { ended, bot, id }
   -h, --help          Show this text
 `;
@@ -133,19 +135,43 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
 
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
-  for (const { bot, dialogs, elsewhere, leaseHolder, leasesUnread, stopped } of all) {
+  for (const { bot, dialogs, elsewhere, leaseHolder, leasesUnread, notes, stopped } of all) {
     if (elsewhere && leaseHolder !== undefined)
       lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
     else if (elsewhere)
       lines.push(`${bot}: runs on no instance known now (${leasesUnread ? UNREAD : NO_HOLDER})`, "");
-    if (dialogs.length === 0) continue;
-    const here = stopped
-      ? " as last known here, where the bot is stopped (see bothost status): answers wait until it runs again"
-      : "";
-    lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}${here}`);
-    lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");
+    if (dialogs.length > 0) {
+      const here = stopped
+        ? " as last known here, where the bot is stopped (see bothost status): answers wait until it runs again"
+        : "";
+      lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}${here}`);
+      lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");
+    }
+    if (notes !== undefined && notes.length > 0) {
+      const n = notes.length;
+      lines.push(
+        `${bot}: ${n} ended dialog${n === 1 ? "'s end note" : "s' end notes"} to be said at the bot's next start`,
+      );
+      lines.push(...noteTable(notes).map((line) => `  ${line}`), "");
+    }
   }
   return lines.length === 0 ? "No open dialogs.\n" : lines.join("\n");
+}
+
+const ENDED_BY: Record<string, string> = { operator: "by an operator", changed: "its code changed" };
+
+/** The pending end notes as a table: the ended dialog's id, its person, where they are told, the end. */
+function noteTable(notes: readonly PendingNote[]): string[] {
+  return table([
+    ["ID", "WHO", "WHERE", "ENDED"],
+    ...notes.map((n) => [
+      n.id,
+      n.userName,
+      n.where,
+      `${n.endedAt.replace(/\.\d+Z$/, "Z")} ${ENDED_BY[n.ended] ?? n.ended}` +
+        (n.sending ? " (its send was under way: looked for before it is said)" : ""),
+    ]),
+  ]);
 }
 
 /** The dialogs as a table: id, person, where, step, since, deadline. */

@@ -86,6 +86,28 @@ export interface BotDialogs {
    * instance last knew them, and no answer is taken until the bot runs again.
    */
   stopped?: true;
+  /**
+   * Read from the state store with no daemon running: ended dialogs whose end note (an operator's
+   * note, or that the bot's code changed) is still to be said to their person at the bot's next start.
+   */
+  notes?: PendingNote[];
+}
+
+/** An ended dialog's end note not said yet (see pipeline/dialogs/end-notes.ts). */
+export interface PendingNote {
+  /** The ended dialog's id. */
+  id: string;
+  /** Its person, who is told. */
+  userId: number;
+  userName: string;
+  /** The dialog's own conversation, where the note is said. */
+  where: string;
+  /** Who ended it: `operator` (`bothost dialogs end`) or `changed` (its code changed under it). */
+  ended: string;
+  /** When it ended. */
+  endedAt: string;
+  /** Its send was under way when the process stopped: the next start looks for it before saying it. */
+  sending?: true;
 }
 
 /** The most dialogs a bot's status lists. */
