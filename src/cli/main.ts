@@ -79,8 +79,8 @@ Commands:
 ${lines.join("\n")}
 
 Options:
-  --help      Show this text (or "bothost <command> --help" for a command's options)
-  --version   Print the version
+  -h, --help      Show this text (also "bothost help"; "bothost <command> --help" for a command's options)
+  -v, --version   Print the version
 
 Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command,
 75 try again shortly (bothost dialogs end).

@@ -3,6 +3,8 @@
  * names the options the command's `--help` lists (`--config` and `--help` aside: the page says
  * them once for all; `bothost sandbox`'s are in sandbox.md), and no option the command lacks.
  * Read from the sources' text: src/cli/main.ts for the commands, each command's help for its options.
+ * The words `bothost` takes in a command's place (`--version`, `-v`, `help`, `--help`, `-h`) are
+ * each in the synopsis at the top of cli.md, and in the top-level help's Options.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -41,5 +43,23 @@ it("cli.md lists every bothost command with the options its help gives, and only
   }
   for (const name of rows.keys())
     if (!commands.some((c) => c.name === name)) problems.push(`${name}: no such command`);
+  expect(problems).toEqual([]);
+});
+
+it("cli.md's synopsis and the top-level help name every word bothost takes in a command's place", async () => {
+  const main = await read("src/cli/main.ts");
+  const words = [...main.matchAll(/\bname === "([^"]+)"/g)].map((m) => m[1]!);
+  expect(words).toContain("--version");
+  const doc = await read("docs/reference/cli.md");
+  const synopsis = /^```\n(bothost [\s\S]*?)```/m.exec(doc)?.[1] ?? "";
+  const said = new Set(synopsis.split(/[\s|]+/));
+  const options = /\nOptions:\n([\s\S]*?)\n\n/.exec(main)?.[1] ?? "";
+  const helpSays = new Set(options.split(/[\s,]+/));
+  const problems: string[] = [];
+  for (const word of words) {
+    if (!said.has(word)) problems.push(`${word}: not in cli.md's synopsis`);
+    if (word.startsWith("-") && !helpSays.has(word))
+      problems.push(`${word}: not in bothost --help's Options`);
+  }
   expect(problems).toEqual([]);
 });
