@@ -135,7 +135,11 @@ function botStatus(
     leaseLost: true as const,
     reason: leaseLostReason(lost),
   };
-  const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({ name, at: b.occurrence }));
+  // When the server sends it: a failed booking moved to go out late is sent after its occurrence.
+  const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({
+    name,
+    at: new Date(b.target.timestamp * 1000).toISOString(),
+  }));
   const jobs = runtime.scheduler
     .jobs()
     .flatMap((j) => (j.nextRunAt ? [{ name: j.id, at: j.nextRunAt.toISOString() }] : []));

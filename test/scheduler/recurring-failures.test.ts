@@ -43,6 +43,15 @@ describe("failed bookings (the server gives up when more than 10 minutes late)",
       .toMatchObject({ failed: 1, rescheduled: 1, delivered: 1, booked: 2 });
   });
 
+  it("moved to the next minute: the status's next run is the minute it goes out, not its past occurrence", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    await world.start(declare());
+    await world.advanceTo("2026-03-02T08:11:00Z");
+    await expect.poll(rows).toEqual([{ at: "2026-03-02T08:12:00.000Z", failed: false }]);
+    const status = await world.withDaemon((d) => d.status());
+    expect(status.bots[0]?.nextRuns).toEqual([{ name: "standup", at: "2026-03-02T08:12:00.000Z" }]);
+  });
+
   it("failing again after the reschedule: dropped, nothing sent, the next occurrence booked", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     const runtime = await world.start(declare());
