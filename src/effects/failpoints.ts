@@ -32,7 +32,15 @@ export type Failpoint =
    */
   | "note-marked"
   /** A progress's message was posted; its step's record (the result) not yet written. */
-  | "progress-posted";
+  | "progress-posted"
+  /** A recurring announcement's booking was made on the server; its id not yet in its record. */
+  | "booking-posted"
+  /** An announcement's booking was recorded as sent (or cancelled); the next not yet booked. */
+  | "booking-settled"
+  /** A changed announcement's old booking was deleted on the server; the new one not yet booked. */
+  | "booking-replaced"
+  /** A booking's topic or content was updated on the server; its record not yet written. */
+  | "booking-edited";
 
 const armed = new Map<string, number>();
 for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {

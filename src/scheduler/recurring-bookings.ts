@@ -8,11 +8,13 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
-import { normalizeContent, normalizeTopic, toSeconds } from "../effects/schedule/normalize.ts";
+import { failpoint } from "../effects/failpoints.ts";
+import { toSeconds } from "../effects/schedule/normalize.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
+import { applyEdits, type BookingEdits } from "./booking-edits.ts";
 import { DROPPED, decideFailed, ReconcileTimers } from "./booking-policy.ts";
 import { BookingRecords } from "./booking-records.ts";
 import {
@@ -56,6 +58,7 @@ export class RecurringBookings {
   readonly #timers: ReconcileTimers;
   readonly #announcements = new Map<string, Announcement>();
   readonly #records: BookingRecords;
+  readonly #edits: BookingEdits;
   readonly #notes = new FailureNotes();
   #chain: Promise<void> = Promise.resolve();
   #started = false;
@@ -67,6 +70,13 @@ export class RecurringBookings {
     this.#server = new BookingServer(options.client, { clock: options.clock, ...options.server });
     this.#records = new BookingRecords(options.store, options.flush);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync());
+    const { log, server } = options;
+    this.#edits = {
+      server: this.#server,
+      records: this.#records,
+      log,
+      emptyTopicName: server.emptyTopicName,
+    };
     for (const [id, spec] of declarations) {
       this.#announcements.set(id, { id, spec, schedule: compileSchedule(spec, `bot.recurring("${id}")`) });
     }
@@ -109,6 +119,7 @@ export class RecurringBookings {
         if (!found) return; // not ours, or a booking we replaced ourselves
         const [a, rec] = found;
         await this.#settle(a, rec);
+        failpoint("booking-settled");
         const after = Math.max(this.#o.clock.now(), Date.parse(rec.occurrence));
         await this.#bookNext(a, await this.#server.target(a.id, a.spec), after);
         this.#armCheck();
@@ -208,6 +219,7 @@ export class RecurringBookings {
     }
     if (rec.specHash !== target.specHash) {
       await this.#server.delete(sm.scheduled_message_id);
+      failpoint("booking-replaced");
       this.#o.stats.replaced++;
       this.#o.log.info(
         { announcement: a.id, occurrence: rec.occurrence },
@@ -235,31 +247,7 @@ export class RecurringBookings {
       if (!moved) return;
       rec = moved;
     }
-    if (sm.type === "stream") {
-      // A topic function may name the occurrence differently now (a template's edit re-books).
-      const topic = this.#server.topicFor(a.id, a.spec, new Date(rec.occurrence));
-      if (normalizeTopic(sm.topic, this.#o.server.emptyTopicName()) !== topic) {
-        await this.#server.update(sm.scheduled_message_id, { topic });
-        rec = { ...rec, target: { ...rec.target, topic } };
-        await this.#records.save(a.id, rec);
-        this.#o.log.info(
-          { announcement: a.id, occurrence: rec.occurrence },
-          "topic changed; updated the booking",
-        );
-      }
-    }
-    const content = await this.#server.content(a.id, a.spec, new Date(rec.occurrence));
-    if (normalizeContent(sm.content) !== normalizeContent(content)) {
-      await this.#server.update(sm.scheduled_message_id, { content });
-      await this.#records.save(a.id, {
-        ...rec,
-        target: { ...rec.target, contentHash: contentHash(content) },
-      });
-      this.#o.log.info(
-        { announcement: a.id, occurrence: rec.occurrence },
-        "content changed; updated the booking",
-      );
-    }
+    await applyEdits(this.#edits, a.id, a.spec, rec, sm);
   }
 
   /**
@@ -314,6 +302,7 @@ export class RecurringBookings {
       await this.#records.save(a.id, record);
       try {
         const id = await this.#server.create(record.target, content);
+        failpoint("booking-posted");
         claimed.add(id);
         await this.#records.save(a.id, { ...record, scheduledMessageId: id });
         this.#o.stats.booked++;

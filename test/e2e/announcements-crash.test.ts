@@ -15,10 +15,8 @@
 import { expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import type { CliProcess } from "../support/cli.ts";
-import { postedBy, shippedBot, useShippedBots } from "../support/shipped-bot.ts";
+import { announcementsBot, ANNOUNCE_BOT as BOT, postedBy, useShippedBots } from "../support/shipped-bot.ts";
 
-const BOT = "announce-bot@sandbox.example";
-const OWNER = "owner@sandbox.example";
 const RULES = "Be kind. Keep topics on topic.";
 /** What the channel reads for one round, in the order of the announcements' times. */
 const ROUND = ["Standup in 5 minutes :coffee:", "Lunch at noon.", RULES] as const;
@@ -30,37 +28,26 @@ async function setUp(lunch: string = ROUND[1]) {
   // Round one at minute m1 (its :10 at least 30 s ahead), round two at m1 + 2; seconds 10, 20, 30.
   const m1Start = Math.ceil((Date.now() + 20_000) / 60_000) * 60_000;
   const minutes = [0, 2].map((k) => new Date(m1Start + k * 60_000).getUTCMinutes()).join(",");
-  const bot = await shippedBot({
-    org: {
-      realm: { name: "Sandbox", host: "sandbox.example" },
-      users: [{ email: OWNER, full_name: "Olive Owner", role: "owner" }],
-      bots: [{ email: BOT, full_name: "Announcements", type: "generic", owner: OWNER }],
-      channels: [{ name: "team", subscribers: [OWNER, BOT] }],
-    },
-    name: "announcements",
-    module: "announcements.ts",
-    email: BOT,
-    settings: [
-      "announcements:",
-      "  - id: standup",
-      `    cron: "10 ${minutes} * * * *"`,
-      "    timezone: Europe/Berlin",
-      "    channel: team",
-      "    topic: standup",
-      `    content: "${ROUND[0]}"`,
-      "  - id: lunch",
-      `    cron: "20 ${minutes} * * * *"`,
-      "    channel: team",
-      "    topic: lunch",
-      `    content: "${lunch}"`,
-      "  - id: weekly-rules",
-      `    cron: "30 ${minutes} * * * *"`,
-      "    timezone: America/New_York",
-      "    channel: team",
-      "    topic: house rules",
-      "    snippet: House rules",
-    ],
-  });
+  const bot = await announcementsBot([
+    "announcements:",
+    "  - id: standup",
+    `    cron: "10 ${minutes} * * * *"`,
+    "    timezone: Europe/Berlin",
+    "    channel: team",
+    "    topic: standup",
+    `    content: "${ROUND[0]}"`,
+    "  - id: lunch",
+    `    cron: "20 ${minutes} * * * *"`,
+    "    channel: team",
+    "    topic: lunch",
+    `    content: "${lunch}"`,
+    "  - id: weekly-rules",
+    `    cron: "30 ${minutes} * * * *"`,
+    "    timezone: America/New_York",
+    "    channel: team",
+    "    topic: house rules",
+    "    snippet: House rules",
+  ]);
   const { sandbox } = bot;
   // The snippet is the bot account's own, as the docs say.
   const asBot = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });

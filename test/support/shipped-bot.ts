@@ -26,13 +26,15 @@ export interface ShippedBot {
   onResponse: ((record: ResponseRecord) => void) | undefined;
   /** The config file (for `bothost failed …` commands). */
   config: string;
+  /** The environment the config's API key is read from. */
+  env: Record<string, string>;
 }
 
 /**
  * A sandbox with `org` (1 s heartbeats, 3 s long-polls) and a config running `module` as the bot
  * `name` with `email`'s key; `settings` are the YAML lines under `settings:`, indented as there
  * (none: no `settings:`); `more`: YAML lines of the bot's own besides (`retries: …`), indented as
- * there.
+ * there; `state`: the config's `state:` section (a crash backend's; default a folder of the test's).
  */
 export async function shippedBot(o: {
   org: OrgInput;
@@ -41,6 +43,7 @@ export async function shippedBot(o: {
   email: string;
   settings: string[];
   more?: string[];
+  state?: (dir: string) => string;
 }): Promise<ShippedBot> {
   const dir = await mkdtemp(path.join(tmpdir(), `bothost-${o.name}-`));
   closeAfterTest(() => rm(dir, { recursive: true, force: true }));
@@ -55,13 +58,15 @@ export async function shippedBot(o: {
     },
     onResponse: undefined,
     config: file,
+    env: {},
   };
   const env = { KEY: bot.sandbox.control.apiKeyOf(o.email) };
+  bot.env = env;
   await writeFile(
     file,
     [
       `server:\n  url: ${bot.sandbox.url}`,
-      `state:\n  path: ${path.join(dir, "state")}`,
+      o.state?.(dir) ?? `state:\n  path: ${path.join(dir, "state")}`,
       "log:\n  level: info\n  pretty: false",
       "bots:",
       `  ${o.name}:`,
@@ -82,4 +87,27 @@ export function postedBy(sandbox: Sandbox, email: string): string[] {
     .messages()
     .filter((m) => m.sender_id === id)
     .map((m) => String(m.content));
+}
+
+export const ANNOUNCE_BOT = "announce-bot@sandbox.example";
+
+/**
+ * The announcements bot with `settings` (lines under `settings:`), on an org of an owner and the
+ * bot, both in the channel `team`; `state` as for {@link shippedBot}.
+ */
+export function announcementsBot(settings: string[], state?: (dir: string) => string): Promise<ShippedBot> {
+  const owner = "owner@sandbox.example";
+  return shippedBot({
+    org: {
+      realm: { name: "Sandbox", host: "sandbox.example" },
+      users: [{ email: owner, full_name: "Olive Owner", role: "owner" }],
+      bots: [{ email: ANNOUNCE_BOT, full_name: "Announcements", type: "generic", owner }],
+      channels: [{ name: "team", subscribers: [owner, ANNOUNCE_BOT] }],
+    },
+    name: "announcements",
+    module: "announcements.ts",
+    email: ANNOUNCE_BOT,
+    settings,
+    ...(state ? { state } : {}),
+  });
 }
