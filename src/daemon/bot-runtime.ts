@@ -228,8 +228,8 @@ export class BotRuntime {
     await this.scheduler.start(this.declarations);
     // After the scheduler: a cron job's dead letter is replayed by its job.
     if (!signal.aborted) {
-      this.#letterSource = this.#parts.deadLetterSource(dispatcher, signal, (letter) =>
-        this.scheduler.replayJob(letter),
+      this.#letterSource = this.#parts.deadLetterSource(dispatcher, signal, (letter, turns) =>
+        this.scheduler.replayJob(letter, turns),
       );
       await this.#letterSource?.start();
     }

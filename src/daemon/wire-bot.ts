@@ -36,6 +36,7 @@ import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
 import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
 import type { RunJob } from "../pipeline/incoming.ts";
+import type { LetterTurns } from "../pipeline/replay-turns.ts";
 import { StoreHealth } from "../pipeline/store-health.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
@@ -193,7 +194,7 @@ export interface BotParts {
   deadLetterSource(
     dispatcher: Dispatcher,
     signal: AbortSignal,
-    replayJob: (letter: DeadLetter) => Promise<boolean>,
+    replayJob: (letter: DeadLetter, turns: LetterTurns) => Promise<boolean>,
   ): DeadLetterSource | undefined;
 }
 

@@ -31,8 +31,11 @@ export interface RetryRequests {
 export interface DeadLetterSourceOptions {
   letters: DeadLetters;
   dispatcher: Dispatcher;
-  /** Runs a cron job's letter again (its job, not the pipeline's event stages, replays it). */
-  replayJob(letter: DeadLetter): Promise<boolean>;
+  /**
+   * Runs a cron job's letter again (its job, not the pipeline's event stages, replays it), its
+   * attempts in `turns` as an event letter's are.
+   */
+  replayJob(letter: DeadLetter, turns: LetterTurns): Promise<boolean>;
   log: Logger;
   signal: AbortSignal;
   /** Tells of later requests; without it the source looks only at start. */
@@ -124,17 +127,14 @@ export class DeadLetterSource {
    * meanwhile); a store that fails the read: replayed. `turns`: its attempts' (replay-turns.ts).
    */
   async #replay(letter: DeadLetter, turns: LetterTurns): Promise<void> {
-    const { letters, dispatcher, log, signal } = this.#o;
+    const { letters, dispatcher, log } = this.#o;
     try {
       const now = await letters.get(letter.id).catch(() => letter);
       if (now === undefined || now.retryRequestedAt === undefined) return;
       log.info({ deadLetter: letter.id }, "replaying a dead letter");
-      // A job's occurrence (its runner has no turns: it holds one through its attempts and pauses);
-      // a dialog a job started is kept as its own run, a dialog's.
+      // A job's occurrence; a dialog a job started is kept as its own run, a dialog's.
       const job = letter.source === "job" && letter.dialog === undefined;
-      const replay = job
-        ? this.#turns.during(signal, () => this.#o.replayJob(letter))
-        : dispatcher.replay(letter, turns);
+      const replay = job ? this.#o.replayJob(letter, turns) : dispatcher.replay(letter, turns);
       if (await replay.catch(() => false))
         log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
     } finally {

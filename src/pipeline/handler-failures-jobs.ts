@@ -15,7 +15,8 @@ import { fenced } from "./stop-cut.ts";
 /**
  * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under it, `keptMs` if
  * given (a re-run repeats none, and reads back the one in flight among the bot's messages since the
- * firing, less the server's clock's slack); a failed attempt runs again after a pause; once every
+ * firing, less the server's clock's slack); a failed attempt runs again after a pause (a replayed
+ * letter's attempts each in the bot's replay turn, given back at its pauses); once every
  * attempt failed, it is a dead letter (source "job"), or, failed on the store's outage, waits for it.
  */
 export function jobRunner(
@@ -25,7 +26,7 @@ export function jobRunner(
   },
   failures: Settles,
 ): RunJob {
-  return async (occurrence, attempt, signal, letter, resumed = false, marked, keptMs) => {
+  return async (occurrence, attempt, signal, letter, resumed = false, marked, keptMs, turns) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
     const since = Math.floor(Date.parse(occurrence.firedAt) / 1000) - SERVER_CLOCK_SLACK_S;
@@ -61,6 +62,8 @@ export function jobRunner(
     const ranOut = failures.countsRanOut ? failures.ranOutRun(counted) : undefined;
     try {
       if (ranOut) throw ranOut;
+      // A replayed letter's first attempt waits for the bot's replay turn (replay-turns.ts).
+      await turns?.first();
       // An occurrence under way at a crash, or a letter replayed: its first attempt here is counted
       // (failed-attempts.ts).
       await failures.begins(counted, resumed || letter !== undefined);
@@ -78,6 +81,8 @@ export function jobRunner(
           event: occurrence,
           source: "job",
           ...(letter ? { letter } : {}),
+          // Its later attempts take the turn, given back at each pause (handler-failures.ts).
+          ...(turns ? { turns } : {}),
           again: (s) => {
             last = effectsOf(true);
             return run(s, last);

@@ -6,7 +6,7 @@ import type { AnyEvent } from "../wire/events.ts";
 import type { BaseContext, ContextExtra, JobContext, SendEffects, SignalSource } from "./context-types.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
-import type { AttemptTurns } from "./replay-turns.ts";
+import type { AttemptTurns, LetterTurns } from "./replay-turns.ts";
 
 /** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
 export type ReplyFn = (content: string) => Promise<{ id: number }>;
@@ -149,6 +149,8 @@ export type RunJob = (
   marked?: Promise<void>,
   /** How long the occurrence's effect records are kept, if not the bot's default. */
   keptMs?: number,
+  /** A replayed letter's attempts' turns among the bot's replays (replay-turns.ts). */
+  turns?: LetterTurns,
 ) => Promise<boolean>;
 
 export interface DispatchStats {

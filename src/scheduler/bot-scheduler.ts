@@ -9,6 +9,7 @@ import type { RecipientLookups } from "../effects/schedule/resolve-recipient.ts"
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import type { RunHandler, RunJob } from "../pipeline/incoming.ts";
+import type { LetterTurns } from "../pipeline/replay-turns.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
@@ -176,10 +177,13 @@ export class BotScheduler {
     return this.#recurring?.bookings ?? new Map();
   }
 
-  /** Run a cron job's dead letter again (false, kept, when it fails or the job is gone). */
-  replayJob(letter: DeadLetter): Promise<boolean> {
+  /**
+   * Run a cron job's dead letter again (false, kept, when it fails or the job is gone); `turns`:
+   * its attempts' among the bot's replays (pipeline/replay-turns.ts).
+   */
+  replayJob(letter: DeadLetter, turns?: LetterTurns): Promise<boolean> {
     if (this.#jobs === undefined) return Promise.resolve(this.#started && jobGone(this.#o.log, letter));
-    return this.#jobs.replay(letter);
+    return this.#jobs.replay(letter, turns);
   }
 
   /** The cron jobs with their next run. */

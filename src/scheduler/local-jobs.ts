@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { EFFECT_RECORDS_MARGIN_MS, EFFECT_RECORDS_MIN_TTL_MS } from "../effects/effect-records.ts";
 import type { JobContext } from "../pipeline/context.ts";
 import type { JobOccurrence, RunHandler, RunJob } from "../pipeline/incoming.ts";
+import type { LetterTurns } from "../pipeline/replay-turns.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -178,13 +179,13 @@ export class LocalJobs {
 
   /**
    * Run a cron job's dead letter again. False, and the letter kept, when it fails again or the
-   * bot no longer declares its job.
+   * bot no longer declares its job. `turns`: its attempts' among the bot's replays.
    */
-  async replay(letter: DeadLetter): Promise<boolean> {
+  async replay(letter: DeadLetter, turns?: LetterTurns): Promise<boolean> {
     const occurrence = letter.event as unknown as JobOccurrence;
     const job = this.#jobs.find((j) => j.id === occurrence.job);
     if (!job) return jobGone(this.#o.log, letter);
-    return this.#attempt(job.declaration, occurrence, this.#o.signal, letter);
+    return this.#attempt(job.declaration, occurrence, this.#o.signal, letter, false, undefined, turns);
   }
 
   #attempt(
@@ -194,6 +195,7 @@ export class LocalJobs {
     letter?: DeadLetter,
     resumed = false,
     marked?: Promise<void>,
+    turns?: LetterTurns,
   ): Promise<boolean> {
     const bindings = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
     const job: JobContext<never>["job"] = {
@@ -222,6 +224,7 @@ export class LocalJobs {
       resumed,
       marked,
       keptMs,
+      turns,
     );
   }
 

@@ -4,6 +4,7 @@
  * replayed. A daemon in this process against the sandbox over HTTP, on a held test clock (the
  * pauses end only where the test moves it). One letter's cause is not fixed: it fails every
  * attempt and is kept again, once; the letters after it are handled before its attempts run out.
+ * A cron job's letter takes its turns as an event letter's does.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
@@ -24,8 +25,14 @@ let replaying = false;
 let badAttempts = 0;
 /** Set: the run of "ok 0" waits for it before answering. */
 let holdOk0: Promise<void> | undefined;
+let jobAttempts = 0;
 const bot = defineBot({
   setup(b) {
+    // Its occurrences fall outside the tests' clocks: it runs only as its kept letter's replay.
+    b.cron("0 3 * * *", { id: "nightly" }, () => {
+      jobAttempts++;
+      throw new Error("the backend for nightly is still down");
+    });
     b.on("message", async (ctx) => {
       // Kept at once the first time, so the letters are there without their retries.
       if (!replaying) throw new NoRetry("not yet");
@@ -39,19 +46,25 @@ const bot = defineBot({
   },
 });
 
-/** Keeps one letter per text, in this order, each its own conversation; the daemon with them. */
-async function keepLetters(texts: string[]): Promise<GatedDaemon> {
+/**
+ * Keeps one letter per text, in this order, each its own conversation, after the nightly job's
+ * letter when `job`; the daemon with them.
+ */
+async function keepLetters(texts: string[], job = false): Promise<GatedDaemon> {
   replaying = false;
   badAttempts = 0;
+  jobAttempts = 0;
   const daemon = await startGatedDaemon({
     name: "pausing",
     email: BOT,
     fullName: "Pausing",
     definition: bot,
     extra: "handler_timeout: 1h\nretries: { attempts: 3, backoff: 10s, max_backoff: 10s }",
-    clock: new TestClock({ held: true }),
+    clock: new TestClock({ held: true, start: "2026-03-02T07:00:00Z" }),
   });
   up = daemon;
+  if (job) await keepJobLetter(daemon);
+  const before = job ? 1 : 0;
   for (const [i, content] of texts.entries()) {
     const email = `p${i}@sandbox.example`;
     daemon.sandbox.control.createUser({ email, full_name: `P${i}` });
@@ -59,10 +72,31 @@ async function keepLetters(texts: string[]): Promise<GatedDaemon> {
     // Kept in this order: the replay takes them oldest first.
     await expect
       .poll(async () => (await daemon.running.daemon.letters.list()).length, { timeout: 15_000 })
-      .toBe(i + 1);
+      .toBe(before + i + 1);
   }
   replaying = true;
   return daemon;
+}
+
+/** The nightly job's occurrence kept as a dead letter, as its runner keeps one whose attempts failed. */
+async function keepJobLetter(daemon: GatedDaemon): Promise<void> {
+  const at = "2026-03-02T03:00:00.000Z";
+  await daemon.running.daemon.letters.of("pausing").add({
+    source: "job",
+    event: { type: "cron_job", job: "nightly", scheduledFor: at, firedAt: at, catchUp: false },
+    error: new Error("the backend for nightly is down"),
+    attempts: 3,
+    firstFailedAt: at,
+    lastFailedAt: at,
+  });
+}
+
+/** Moves the held clock a second at a time, up to `seconds`, until `done`. */
+async function advanceUntil(clock: TestClock, seconds: number, done: () => boolean): Promise<void> {
+  for (let s = 0; s < seconds && !done(); s++) {
+    await clock.advance(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 it("the letters after one failing again are replayed during its pauses, and it is kept again once", async () => {
@@ -112,4 +146,23 @@ it("a letter's next attempt waits for the attempt of another letter under way", 
   await expect.poll(() => botSaid(sandbox, BOT), { timeout: 15_000 }).toEqual(["ack ok 0"]);
   await expect.poll(() => badAttempts, { timeout: 15_000 }).toBe(2);
   holdOk0 = undefined;
+});
+
+it("a cron job's letter failing again lets the next letters be replayed during its pauses", async () => {
+  const { sandbox, clock, running } = await keepLetters(
+    Array.from({ length: OTHERS }, (_, i) => `ok ${i}`),
+    true,
+  );
+  const letters = running.daemon.letters;
+  await letters.retry({ all: true });
+  await expect.poll(() => jobAttempts, { timeout: 15_000 }).toBe(1);
+  // Within its first pause (10 s), the event letters are handled.
+  await advanceUntil(clock, 9, () => botSaid(sandbox, BOT).length >= OTHERS);
+  await expect.poll(() => botSaid(sandbox, BOT).length, { timeout: 5_000 }).toBe(OTHERS);
+  expect(jobAttempts).toBe(1);
+  await advanceUntil(clock, 40, () => jobAttempts >= 3);
+  await expect
+    .poll(async () => (await letters.list()).map((l) => [l.source, l.retryRequestedAt]), { timeout: 15_000 })
+    .toEqual([["job", undefined]]);
+  expect(jobAttempts).toBe(3);
 });
