@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { Message } from "../wire/records.ts";
+import type { CallLane } from "./budget-line.ts";
 import type { Client } from "./create-client.ts";
 import type { NarrowTerm } from "./resources/messages.ts";
 
@@ -21,10 +22,18 @@ export const PUBLIC_CHANNELS: readonly NarrowTerm[] = [{ operator: "channels", o
 const Page = z.looseObject({ messages: z.array(Message) });
 
 export function* messagePages(
-  o: { client: Client; featureLevel: number; signal: AbortSignal; narrow?: readonly NarrowTerm[] },
+  o: {
+    client: Client;
+    featureLevel: number;
+    signal: AbortSignal;
+    narrow?: readonly NarrowTerm[];
+    /** The budget's lane of the reads (budget-line.ts); default the signal's. */
+    lane?: CallLane;
+  },
   ids: readonly number[],
 ): Generator<Promise<readonly Message[]>> {
   const signal = o.signal;
+  const lane = o.lane === undefined ? {} : { lane: o.lane };
   if (o.featureLevel >= 300) {
     for (let i = 0; i < ids.length; i += BATCH) {
       const page = ids.slice(i, i + BATCH);
@@ -34,9 +43,9 @@ export function* messagePages(
             "GET",
             "/messages",
             { message_ids: page, narrow: o.narrow, apply_markdown: false, allow_empty_topic_name: true },
-            { signal, schema: Page },
+            { signal, schema: Page, ...lane },
           )
-        : o.client.messages.byIds(page, { signal });
+        : o.client.messages.byIds(page, { signal, ...lane });
       yield read.then((body) => body.messages);
     }
     return;
@@ -46,7 +55,7 @@ export function* messagePages(
     yield o.client.messages
       .get(
         { anchor: id, num_before: 0, num_after: 0, apply_markdown: false, allow_empty_topic_name: true },
-        { signal },
+        { signal, ...lane },
       )
       .then((page) => page.messages.filter((m) => m.id === id));
   }

@@ -21,7 +21,8 @@ export interface UnseenName extends NamedEntry {
 type Seen = { ids: Set<string>; names: string[] };
 
 async function seen(client: Client, kind: NamedEntry["kind"], signal?: AbortSignal): Promise<Seen> {
-  const options = signal ? { signal } : {};
+  // A warning at a start, no person waiting on it: the budget's background lane.
+  const options = { lane: "background" as const, ...(signal ? { signal } : {}) };
   const listed =
     kind === "channel"
       ? (await client.channels.list({}, options)).streams.map((s) => ({ id: s.stream_id, name: s.name }))

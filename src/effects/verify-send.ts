@@ -13,6 +13,7 @@
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
+import type { CallOptions } from "../api/transport.ts";
 
 /** The first page: the send is among the bot's first few messages there after `after`. */
 const FIRST_PAGE = 100;
@@ -26,7 +27,8 @@ export async function findSent(
   selfId: number,
   params: SendMessageParams,
   newer: { after: number | undefined; since?: number | undefined },
-  signal?: AbortSignal,
+  /** The reads' signal, or their options (a lane of the budget without a signal). */
+  call?: AbortSignal | Pick<CallOptions, "signal" | "lane">,
   /** Which content counts as the send's: by default the same as `params.content`. */
   matches: (content: string) => boolean = (content) => content === params.content,
 ): Promise<{ id: number; content: string } | undefined> {
@@ -58,7 +60,7 @@ export async function findSent(
           narrow,
           apply_markdown: false,
         },
-        signal ? { signal } : {},
+        call instanceof AbortSignal ? { signal: call } : (call ?? {}),
       )
       .catch((err: unknown) => {
         if (noSuchChannel(err)) return undefined;

@@ -87,7 +87,7 @@ async function readAndFollow(
   let moved = await followAll(o, known);
   // A page at a time, as the reactions' catch-up reads them: a start with many waiting
   // questions neither bursts its calls nor hangs a listener per page on the one signal.
-  for (const page of messagePages(o, unread)) {
+  for (const page of messagePages({ ...o, lane: "background" }, unread)) {
     const messages = await page;
     for (const m of messages) found.add(m.id);
     moved += await followAll(o, messages);

@@ -30,7 +30,8 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
   const ids = o.buttons.waiting();
   if (ids.length === 0) return 0;
   let found = 0;
-  for (const messages of messagePages(o, ids)) {
+  // Read at a start, no person waiting on it: the budget's background lane.
+  for (const messages of messagePages({ ...o, lane: "background" }, ids)) {
     for (const message of await messages) {
       o.read?.set(message.id, message);
       const press = pressOn(o.buttons, message);

@@ -12,6 +12,7 @@
  * never sent: said at once, one call.
  */
 import type { Logger } from "pino";
+import { laneOf } from "../../api/budget-line.ts";
 import { isApiError } from "../../api/errors.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { SERVER_CLOCK_SLACK_S } from "../../effects/effect-records.ts";
@@ -70,7 +71,8 @@ export function noteOf(
  * A note marked `sending` (read from the header at a start) may have been said already, so it is
  * looked for first; one not marked is marked before its send. A send that fails, or a progress not
  * ended (`stop` cuts its calls), leaves the note in the header: the next start says it, or finds
- * it said, and ends them.
+ * it said, and ends them. The calls wait for the account's budget in `stop`'s lane (budget-line.ts:
+ * a start's notes in the background lane), the send not cut by it.
  */
 export async function sayNote(
   o: NoteParts,
@@ -80,17 +82,18 @@ export async function sayNote(
 ): Promise<void> {
   const { contexts, log } = o;
   const to = note.to as unknown as SendMessageParams;
+  const lane = { lane: laneOf(undefined, stop) };
   try {
     // At a start, before the bot registers: its client and its user as the note recorded it.
     const api = contexts.client;
     // `at` is this machine's time; the server stamps the note by its own clock, which may be behind.
     const since = Math.floor(note.at / 1000) - SERVER_CLOCK_SLACK_S;
     const newer = { after: dialog.asked ?? undefined, since };
-    const said = note.sending === true && (await findSent(api, note.self, to, newer));
+    const said = note.sending === true && (await findSent(api, note.self, to, newer, lane));
     if (!said) {
       if (note.sending !== true && !(await marked(o, dialog.id))) return;
       failpoint("note-marked");
-      await api.messages.send(to).catch(async (err: unknown) => {
+      await api.messages.send(to, lane).catch(async (err: unknown) => {
         // Certainly not made, nor refused for good (dropped below): the next start says it with no read-back.
         const refused = isApiError(err) && err.status === 400;
         if (!isAmbiguous(err) && !refused) await o.dialogs.log.noteSending(dialog.id, false).catch(() => {});

@@ -7,6 +7,7 @@
  * their steps made before found recorded and not made again.
  */
 import type { Logger } from "pino";
+import { callLaneOf, laneOf } from "../../api/budget-line.ts";
 import { type ServerInfo, serverInfoFrom } from "../../api/server-info.ts";
 import { raceAbort, timeoutSignal } from "../../api/sleep.ts";
 import type { EffectRecord } from "../../effects/effect-records.ts";
@@ -192,7 +193,10 @@ export async function endProgresses(
   if (left === undefined || records === undefined) return true;
   const { contexts, log } = o;
   const limit = timeoutSignal(contexts.clock, PROGRESS_END_WAIT_MS);
-  const signal = stop ? AbortSignal.any([stop, limit.signal]) : limit.signal;
+  // Their calls wait for the budget in `stop`'s lane (a start's notes: the background lane).
+  const signal = stop
+    ? callLaneOf(AbortSignal.any([stop, limit.signal]), laneOf(undefined, stop))
+    : limit.signal;
   const deps = {
     api: contexts.client,
     clock: contexts.clock,
