@@ -26,8 +26,9 @@ handler does not run again, its person is told "An operator ended this conversat
 its admin socket (in the state directory; with state.redis, in $TMPDIR/bothost-<uid>/), else
 through its HTTP listener (http.listen). With no
 daemon answering, the list is read from the state store (the config's state:), and says so on
-stderr; it then also lists the ended dialogs whose end note (--note, or that the bot's code
-changed) its person is told at the bot's next start. Ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown
+stderr. The list also names the ended dialogs whose end note (--note, or that the bot's code
+changed) is not said yet: told at the bot's next start, or being said by the running bot now.
+Ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown
 dialog; 2 for a usage error or a bot the config does not have; 75 when the dialog's first question is still being sent or recorded after 5 s
 (nothing was ended: run it again once the list shows the dialog's deadline).
 
@@ -38,7 +39,7 @@ Options:
       --json          list: print [{ bot, dialogs: [{ id, userId, userName, where, step,
                       since, deadline, awaiting?, ending?, outsideNarrow?,
                       nextStart? }], notes?: [{ id, userId, userName,
-                      where, ended, endedAt, sending? }] }];
+                      where, ended, endedAt, sending?, saying? }] }];
                       end: { ended, bot, id }
   -h, --help          Show this text
 `;
@@ -147,32 +148,42 @@ function formatList(all: BotDialogs[]): string {
       lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}${here}`);
       lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");
     }
-    if (notes !== undefined && notes.length > 0) {
-      const n = notes.length;
-      lines.push(
-        `${bot}: ${n} ended dialog${n === 1 ? "'s end note" : "s' end notes"} to be said at the bot's next start`,
-      );
-      lines.push(...noteTable(notes).map((line) => `  ${line}`), "");
-    }
+    if (notes !== undefined && notes.length > 0) lines.push(...noteLines(bot, notes), "");
   }
   return lines.length === 0 ? "No open dialogs.\n" : lines.join("\n");
 }
 
 const ENDED_BY: Record<string, string> = { operator: "by an operator", changed: "its code changed" };
 
-/** The pending end notes as a table: the ended dialog's id, its person, where they are told, the end. */
-function noteTable(notes: readonly PendingNote[]): string[] {
-  return table([
+/**
+ * A bot's end notes not said yet: how many and when they are said (at the bot's next start, unless
+ * the running bot is saying one now), then a table: the ended dialog's id, its person, where they
+ * are told, the end.
+ */
+export function noteLines(bot: string, notes: readonly PendingNote[]): string[] {
+  const n = notes.length;
+  const when = notes.some((x) => x.saying) ? "not said yet" : "to be said at the bot's next start";
+  const rows = table([
     ["ID", "WHO", "WHERE", "ENDED"],
-    ...notes.map((n) => [
-      n.id,
-      n.userName,
-      n.where,
-      `${n.endedAt.replace(/\.\d+Z$/, "Z")} ${ENDED_BY[n.ended] ?? n.ended}` +
-        (n.sending ? " (its send was under way: looked for before it is said)" : ""),
+    ...notes.map((x) => [
+      x.id,
+      x.userName,
+      x.where,
+      `${x.endedAt.replace(/\.\d+Z$/, "Z")} ${ENDED_BY[x.ended] ?? x.ended}${markOf(x)}`,
     ]),
   ]);
+  return [
+    `${bot}: ${n} ended dialog${n === 1 ? "'s end note" : "s' end notes"} ${when}`,
+    ...rows.map((l) => `  ${l}`),
+  ];
 }
+
+const markOf = (n: PendingNote): string =>
+  n.saying
+    ? " (being said now: a send that fails leaves it to the bot's next start)"
+    : n.sending
+      ? " (its send was under way: looked for before it is said)"
+      : "";
 
 /** The dialogs as a table: id, person, where, step, since, deadline. */
 export function dialogTable(dialogs: readonly DialogView[]): string[] {

@@ -13,7 +13,7 @@ import {
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import type { DaemonClient } from "./daemon-client.ts";
-import { dialogTable } from "./dialogs.ts";
+import { dialogTable, noteLines } from "./dialogs.ts";
 
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 
@@ -166,7 +166,10 @@ export function formatStatus(s: DaemonStatus): string {
     Object.entries(b.webhooks ?? {}).map(([n, w]) => `${b.name}: webhook ${n}: ${webhookCounts(w)}`),
   );
   if (hooks.length > 0) lines.push("", ...hooks);
-  for (const b of s.bots) if (b.dialogs?.waiting) lines.push("", ...dialogLines(b.name, b.dialogs));
+  for (const b of s.bots) {
+    if (b.dialogs?.waiting) lines.push("", ...dialogLines(b.name, b.dialogs));
+    if (b.dialogs?.notes?.length) lines.push("", ...noteLines(b.name, b.dialogs.notes));
+  }
   // Every bot's budget line in a small daemon; in a large one, only the bots that spend much.
   const budgets = s.bots.flatMap((b) =>
     b.budget && (s.bots.length <= 10 || busy(b.budget)) ? [budgetLine(b.name, b.budget)] : [],

@@ -7,11 +7,12 @@
  */
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import type { BotDialogs, PendingNote } from "../http/daemon-status.ts";
+import type { BotDialogs } from "../http/daemon-status.ts";
 import { atNextStart, viewOf } from "../pipeline/dialogs/dialog-entry.ts";
 import { asHead, type DialogHead } from "../pipeline/dialogs/dialog-head.ts";
 import { headAfter } from "../pipeline/dialogs/dialog-record.ts";
 import { migrateV1 } from "../pipeline/dialogs/dialog-v1.ts";
+import { byEnd, type PendingNote, pendingNote } from "../pipeline/dialogs/pending-notes.ts";
 import type { StateStore } from "../state/state-store.ts";
 
 /**
@@ -38,7 +39,7 @@ export async function storedDialogs(config: Config, root: StateStore, bot?: stri
         else if (head?.note !== undefined) notes.push(pendingNote(head));
       }
       heads.sort((a, b) => a.startedAt - b.startedAt);
-      notes.sort((a, b) => a.endedAt.localeCompare(b.endedAt));
+      notes.sort(byEnd);
       return {
         bot: name,
         // No daemon runs it: a dialog not waiting is run at the bot's next start, not being handled.
@@ -47,19 +48,4 @@ export async function storedDialogs(config: Config, root: StateStore, bot?: stri
       };
     }),
   );
-}
-
-/** An ended dialog's header holding its note: who is told, where, and of which end. */
-function pendingNote(head: DialogHead): PendingNote {
-  const { id, userId, userName, note } = head;
-  return {
-    id,
-    userId,
-    userName,
-    // Said where the dialog began, though its last question may have waited elsewhere.
-    where: head.home?.[1] ?? head.where,
-    ended: head.ended ?? "operator",
-    endedAt: new Date(note!.at).toISOString(),
-    ...(note!.sending && { sending: true as const }),
-  };
 }

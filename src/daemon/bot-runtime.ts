@@ -299,6 +299,7 @@ export class BotRuntime {
       server: this.#contexts.server,
       // On standby the instance running the bot holds its dialogs: what this one saw is stale.
       dialogsWaiting: this.standby ? 0 : (d?.dialogs.size ?? 0),
+      endNotes: this.standby ? [] : (d?.dialogs.log.notes.list() ?? []),
       budget: this.#o.client.budget.snapshot(),
       pacing: c?.pacer?.snapshot(),
       /** The state store's outage failing the bot's reads or writes, while it lasts. */
@@ -311,8 +312,7 @@ export class BotRuntime {
 
   /** Whether the bot's queue takes events of `type` (every type, before setup). */
   receives(type: string): boolean {
-    const types = this.#setUp?.eventTypes ?? null;
-    return types === null || types.includes(type);
+    return this.#setUp?.eventTypes?.includes(type) ?? true;
   }
 
   /** Hand an event from another transport (an outgoing-webhook POST) to the bot (deliver-event.ts). */

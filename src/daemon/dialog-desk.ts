@@ -61,13 +61,17 @@ export function dialogDesk(
   };
   return {
     dialogs(name?: string): BotDialogs[] {
-      return (name === undefined ? bots : [find(name)]).map((b) => ({
-        bot: b.name,
-        dialogs: b.dialogs(),
-        ...(b.standby && { elsewhere: true as const }),
-        ...(!b.standby && b.status.state === "stopped" && { stopped: true as const }),
-        ...(b.standby && elsewhere(b.name)),
-      }));
+      return (name === undefined ? bots : [find(name)]).map((b) => {
+        const notes = b.status.endNotes;
+        return {
+          bot: b.name,
+          dialogs: b.dialogs(),
+          ...(notes.length > 0 && { notes }),
+          ...(b.standby && { elsewhere: true as const }),
+          ...(!b.standby && b.status.state === "stopped" && { stopped: true as const }),
+          ...(b.standby && elsewhere(b.name)),
+        };
+      });
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<DialogEnd> {
       const runtime = find(name);

@@ -158,7 +158,11 @@ function botStatus(
     failed: st.failed,
     deadLetters,
     nextRuns: [...bookings, ...jobs].sort((a, b) => a.at.localeCompare(b.at)).slice(0, NEXT_RUNS),
-    dialogs: { waiting: st.dialogsWaiting ?? 0, list: runtime.dialogs(STATUS_DIALOGS) },
+    dialogs: {
+      waiting: st.dialogsWaiting ?? 0,
+      list: runtime.dialogs(STATUS_DIALOGS),
+      ...(st.endNotes.length > 0 && { notes: st.endNotes }),
+    },
     ...(runtime.captured
       ? {
           dryRun: {

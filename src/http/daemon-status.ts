@@ -1,7 +1,10 @@
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+import type { PendingNote } from "../pipeline/dialogs/pending-notes.ts";
 import type { StoreFailure } from "../pipeline/store-health.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
 import type { WebhookRequests } from "../webhook/request-counts.ts";
+
+export type { PendingNote } from "../pipeline/dialogs/pending-notes.ts";
 
 /**
  * What `bothost status`, `/admin/status` and the `/status` page show: the daemon and each bot as an
@@ -35,9 +38,10 @@ export interface BotStatus {
   nextRuns: { name: string; at: string }[];
   /**
    * The open dialogs (`ctx.prompt`): how many, and the oldest of them (at most
-   * {@link STATUS_DIALOGS}; `bothost dialogs` lists them all).
+   * {@link STATUS_DIALOGS}; `bothost dialogs` lists them all), and the ended dialogs' end notes
+   * not said yet (`notes`, as in {@link BotDialogs}; absent when none).
    */
-  dialogs: { waiting: number; list: DialogView[] };
+  dialogs: { waiting: number; list: DialogView[]; notes?: PendingNote[] };
   /** `dry_run: true`: the writes it captured instead of making them, and the latest few. */
   dryRun?: { captured: number; recent: { at: string; does: string }[] };
   /**
@@ -87,27 +91,12 @@ export interface BotDialogs {
    */
   stopped?: true;
   /**
-   * Read from the state store with no daemon running: ended dialogs whose end note (an operator's
-   * note, or that the bot's code changed) is still to be said to their person at the bot's next start.
+   * Ended dialogs whose end note (an operator's note, or that the bot's code changed) is not said
+   * to their person yet: read from the state store with no daemon running; in a running daemon, as
+   * the bot last knew them (a stopped bot's, said at its next start; a running bot's, being said
+   * now, or left to its next start by a send that failed). Absent when there are none.
    */
   notes?: PendingNote[];
-}
-
-/** An ended dialog's end note not said yet (see pipeline/dialogs/end-notes.ts). */
-export interface PendingNote {
-  /** The ended dialog's id. */
-  id: string;
-  /** Its person, who is told. */
-  userId: number;
-  userName: string;
-  /** The dialog's own conversation, where the note is said. */
-  where: string;
-  /** Who ended it: `operator` (`bothost dialogs end`) or `changed` (its code changed under it). */
-  ended: string;
-  /** When it ended. */
-  endedAt: string;
-  /** Its send was under way when the process stopped: the next start looks for it before saying it. */
-  sending?: true;
 }
 
 /** The most dialogs a bot's status lists. */

@@ -23,6 +23,7 @@ import {
   type LogEntry,
 } from "./dialog-record.ts";
 import { migrateV1 } from "./dialog-v1.ts";
+import { PendingNotes } from "./pending-notes.ts";
 
 /**
  * How long an ended dialog's header stays, refusing a late run's append: from its end, or, when
@@ -71,6 +72,8 @@ const appended = (head: DialogHead) => head.n ?? head.seq;
 export class DialogLog {
   readonly #store: StateStore;
   readonly #commit: () => Promise<void>;
+  /** The ended dialogs' notes not said yet, as this process last wrote or read their headers. */
+  readonly notes = new PendingNotes();
 
   constructor(store: StateStore, commit: () => Promise<void>) {
     this.#store = store;
@@ -92,6 +95,7 @@ export class DialogLog {
       if (head !== undefined) seen?.add(head.id);
       if (head !== undefined && (head.ended === undefined || head.note !== undefined)) heads.push(head);
     }
+    this.notes.read(heads);
     return heads;
   }
 
@@ -105,6 +109,7 @@ export class DialogLog {
     };
     await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: said, ttlMs: ENDED_KEPT_MS }]);
     await this.#commit();
+    this.notes.said(id);
   }
 
   /**
@@ -123,6 +128,8 @@ export class DialogLog {
     };
     await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: marked }]);
     await this.#commit();
+    if (kept) this.notes.marked(id, sending);
+    else this.notes.said(id);
     return kept;
   }
 
@@ -202,6 +209,7 @@ export class DialogLog {
     writes.push(...also);
     await this.#store.applyWrites(writes);
     await this.#commit();
+    this.notes.written(next);
     // Kept in memory while the dialog waits, as a restart reads it back: parsed from its text, its
     // strings flat (not slices of the hash, nor the pieces the place's name was joined from).
     return JSON.parse(text(next)) as DialogHead;

@@ -80,6 +80,21 @@ export async function sayNote(
   note: EndNote,
   stop?: AbortSignal,
 ): Promise<void> {
+  // Listed as being said while this runs (`bothost dialogs`): pending-notes.ts.
+  o.dialogs.log.notes.saying(dialog.id, true);
+  try {
+    await say(o, dialog, note, stop);
+  } finally {
+    o.dialogs.log.notes.saying(dialog.id, false);
+  }
+}
+
+async function say(
+  o: NoteParts,
+  dialog: Pick<DialogHead, "id" | "asked">,
+  note: EndNote,
+  stop?: AbortSignal,
+): Promise<void> {
   const { contexts, log } = o;
   const to = note.to as unknown as SendMessageParams;
   const lane = { lane: laneOf(undefined, stop) };
