@@ -90,6 +90,10 @@ function botCard(b: BotStatus): string {
     ["dead letters", String(b.deadLetters)],
     ["state store", b.store ? storeLine(b.store) : undefined],
     ["dialogs", b.dialogs.waiting > 0 ? `${b.dialogs.waiting} open` : undefined],
+    [
+      "end notes",
+      b.dialogs.notes?.length ? `${b.dialogs.notes.length} not said yet (bothost dialogs)` : undefined,
+    ],
     ["next", b.nextRuns.length > 0 ? b.nextRuns.map((r) => `${r.name} at ${r.at}`).join(", ") : undefined],
     ["dry run", b.dryRun ? `${b.dryRun.captured} write(s) captured, not made` : undefined],
     ...Object.entries(b.webhooks ?? {}).map(([n, w]): [string, string] => [`webhook ${n}`, webhookCounts(w)]),

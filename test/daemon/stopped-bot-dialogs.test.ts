@@ -194,6 +194,7 @@ it("lists the end note a stopped bot says at its next start, in bothost dialogs 
     "tally: 1 ended dialog's end note to be said at the bot's next start\n",
   );
   expect(formatStatus(status)).toMatch(row);
+  expect(renderStatusPage(status)).toContain("<dt>end notes</dt><dd>1 not said yet (bothost dialogs)</dd>");
   // Said at its next start: listed no more.
   await bot.start();
   await expect
