@@ -151,8 +151,10 @@ export class BotContexts {
     // How the run came: a dialog it starts keeps it for its first run's dead letter.
     const extra = contextExtraOf(incoming, replayed, progresses);
     const deps = this.deps();
-    // A dead letter's replay answers no one waiting: its calls give way to live ones.
-    const source = incoming.replayed ? backgroundSource(signal) : signal;
+    // A dead letter's replay answers no one waiting: its calls give way to live ones. Not every
+    // run `replayed`: a dialog run on its person's answer, a caught-up message, a run a stop cut
+    // answer someone.
+    const source = incoming.letter !== undefined ? backgroundSource(signal) : signal;
     const ctx = createContext(deps, incoming.event, source, extra, effects, state, turn);
     if (turn?.replaying) quietWhileReplaying(ctx, turn);
     const reply = incoming.reply;

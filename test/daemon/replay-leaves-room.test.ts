@@ -138,3 +138,51 @@ it("a person writing while a replay's calls wait for the budget is answered befo
   expect(said.indexOf("ack live")).toBeLessThan(10);
   await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(0);
 });
+
+const ASKING = "asking-bot@sandbox.example";
+let askingFails = true;
+const asking = defineBot({
+  setup(bot) {
+    bot.on("message", async (ctx) => {
+      if (ctx.text === "ask") {
+        await ctx.prompt("Which colour?", { timeout: "1h" });
+        await ctx.reply("got it");
+        return;
+      }
+      if (askingFails) throw new Error("the backend is down");
+      await Promise.all(Array.from({ length: PARTS }, (_, i) => ctx.reply(`part ${i + 1}`)));
+    });
+  },
+});
+
+it("a person's answer to a waiting dialog is handled live while a replay's calls wait for the budget", async () => {
+  const daemon = await startLimited("asking", ASKING, asking);
+  const { sandbox, clock, running } = daemon;
+  sandbox.control.createUser({ email: "asker@sandbox.example", full_name: "Asker" });
+  const asker = (content: string) =>
+    sandbox.control.sendAs("asker@sandbox.example", { type: "direct", to: [ASKING], content });
+  asker("ask");
+  await expect.poll(() => botSaid(sandbox, ASKING), { timeout: 15_000 }).toEqual(["Which colour?"]);
+  daemon.dm("old");
+  // The question renewed the bot's queue (for deletions) once the minute's calls were free again.
+  for (let s = 0; s < 120 && (await running.daemon.letters.list()).length === 0; s++) {
+    await clock.advance(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(1);
+  await clock.advance(61_000);
+  askingFails = false;
+  await running.daemon.letters.retry({ all: true });
+  await expect.poll(() => botSaid(sandbox, ASKING).length, { timeout: 15_000 }).toBe(6);
+  // The answer resumes the dialog's run from its log: the person waits for it, as for any reply.
+  asker("blue");
+  for (let s = 0; s < 600 && botSaid(sandbox, ASKING).length < PARTS + 2; s++) {
+    await clock.advance(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await expect.poll(() => botSaid(sandbox, ASKING).length, { timeout: 15_000 }).toBe(PARTS + 2);
+  const said = botSaid(sandbox, ASKING);
+  const lastPart = Math.max(...said.map((text, i) => (text.startsWith("part") ? i : -1)));
+  expect(said.indexOf("got it")).toBeGreaterThan(0);
+  expect(said.indexOf("got it")).toBeLessThan(lastPart);
+});
