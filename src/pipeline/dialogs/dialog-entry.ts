@@ -83,13 +83,15 @@ export function nextSettle(entry: DialogEntry, signal: AbortSignal): Promise<boo
 }
 
 /**
- * Resolves true once an end of `entry` under way settled (kept, or failed: see `ending`), and its
- * run under way, or the one its ready record starts, is over (the entry waits again, is dropped,
- * replaced); false if `signal` aborts first.
+ * Resolves true once an end of `entry` under way settled (kept, or failed: see `ending`) and its
+ * run under way is over (at once when neither is); with `ready`, also the run its ready record
+ * starts (the entry waits again, is dropped, replaced). False if `signal` aborts first. Without
+ * `ready`, what a message matched to it waits for (see {@link matched}): the ready run is queued
+ * behind that message's task, which holds the conversation's key.
  */
-export async function whenOver(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+export async function whenOver(entry: DialogEntry, signal: AbortSignal, ready = false): Promise<boolean> {
   if (!(await endSettled(entry, signal))) return false;
-  return entry.ready !== undefined ? nextSettle(entry, signal) : whenSettled(entry, signal);
+  return ready && entry.ready !== undefined ? nextSettle(entry, signal) : whenSettled(entry, signal);
 }
 
 /**
@@ -103,7 +105,8 @@ export async function whenAnswerRun(
   signal: AbortSignal,
 ): Promise<boolean> {
   const toRun = (e: DialogEntry) => e.running || e.ready !== undefined;
-  return untilNone(entries, (e) => toRun(e) && e.head.answered.includes(id), whenOver, signal);
+  const busy = (e: DialogEntry) => toRun(e) && e.head.answered.includes(id);
+  return untilNone(entries, busy, (e, s) => whenOver(e, s, true), signal);
 }
 
 /**
@@ -143,15 +146,6 @@ export async function whenQuestionRun(
     return asking || (asked === id && entry.waiting);
   };
   return (await untilNone(entries, atQuestion, nextSettle, signal)) && whenAnswerRun(entries, id, signal);
-}
-
-/**
- * Resolves true once an end of `entry` under way settled (see `ending`) and its run under way is
- * over (at once when neither is), false if `signal` aborts first: what a message matched to it
- * then waits for (see {@link matched}).
- */
-export async function whenRunOver(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
-  return (await endSettled(entry, signal)) && whenSettled(entry, signal);
 }
 
 /** Resolves true once an end of `entry` under way settled, kept or failed (at once if none is), false if `signal` aborts first. */
@@ -242,7 +236,7 @@ export type Match =
   | { ready: string }
   /**
    * A run of the dialog there is under way out of order, or an end of it (its question kept while
-   * the end was written): wait for it (`whenRunOver`), then match again.
+   * the end was written): wait for it (`whenOver`), then match again.
    */
   | { busy: DialogEntry }
   /** Sent after the waiting question's deadline: the deadline is run first, the message is ordinary. */

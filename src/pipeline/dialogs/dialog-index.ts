@@ -92,7 +92,7 @@ export class DialogIndex {
       const due = overdue && !entry.running && entry.ending === undefined && this.#deadlines.overdue(entry);
       if (!(due || entry.running || entry.ending || entry.ready !== undefined)) return true;
       // Overdue, the entry is replaced (or dropped) once its deadline is recorded.
-      if (await (due ? nextSettle : whenOver)(entry, signal)) continue;
+      if (await (due ? nextSettle(entry, signal) : whenOver(entry, signal, true))) continue;
       const reason: unknown = signal.reason;
       const timedOut = reason instanceof RouterError && reason.code === "ROUTER_HANDLER_TIMEOUT";
       if (!timedOut || entry.ending === undefined) throw reason;

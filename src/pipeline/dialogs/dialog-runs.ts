@@ -11,6 +11,7 @@
  */
 import type { Logger } from "pino";
 import { inBackground } from "../../api/budget-line.ts";
+import { failpoint } from "../../effects/failpoints.ts";
 import { isKeptDelivery } from "../../state/dead-letters.ts";
 import {
   type AnyEvent,
@@ -23,14 +24,13 @@ import { type SelfRef, saidToOther, textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
-import { failpoint } from "../../effects/failpoints.ts";
 import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
 import { recorded } from "./answer-copies.ts";
 import { deletedAtNewQueue } from "./deleted-at-new-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
-import { type DialogEntry, type ReadyRun, whenRunOver, whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, type ReadyRun, whenOver, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -172,7 +172,7 @@ export class DialogEngine {
       const busy = found.busy;
       if (busy.asking && control.resumeAfter(whenSettled(busy, control.signal), (c) => this.run(c, incoming)))
         return undefined;
-      return whenRunOver(busy, control.signal).then((over) =>
+      return whenOver(busy, control.signal).then((over) =>
         over ? this.run(control, incoming) : runs.run(control, incoming),
       );
     }
@@ -362,7 +362,7 @@ export class DialogEngine {
   readonly #readyTask = (control: TaskControl, ready: ReadyRun): unknown => {
     const entry = this.#o.dialogs.entry(ready.id);
     if (entry?.ending !== undefined)
-      return whenRunOver(entry, control.signal).then((over) => over && this.#readyTask(control, ready));
+      return whenOver(entry, control.signal).then((over) => over && this.#readyTask(control, ready));
     return this.#retrying(control, () => this.#o.dialogs.take(ready.id, ready)).then(
       (run) => run && this.#resume(control, run),
       (err: unknown) =>

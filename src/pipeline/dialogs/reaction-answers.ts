@@ -11,7 +11,7 @@ import type { TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { recorded } from "./answer-copies.ts";
 import { emojiIdentity } from "./button-codes.ts";
-import { type DialogEntry, whenRunOver, whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, whenOver, whenSettled } from "./dialog-entry.ts";
 import { nameOf } from "./dialog-reactions.ts";
 import type { DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -69,7 +69,7 @@ export class ReactionAnswers {
     // On the question of a dialog being ended: matched again once the end is kept (or failed).
     const ending = r.op === "add" ? dialogs.buttons.ending(reaction) : undefined;
     if (ending !== undefined)
-      return whenRunOver(ending, control.signal).then((over) =>
+      return whenOver(ending, control.signal).then((over) =>
         over ? this.run(control, incoming, waited) : runs.run(control, incoming),
       );
     const found = r.op === "add" ? dialogs.buttons.take(reaction) : undefined;
