@@ -83,7 +83,7 @@ export class DeadlineTimer {
     const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
     for (const entry of this.#entries()) {
-      if (!entry.waiting || entry.running || entry.due) continue;
+      if (!entry.waiting || entry.due) continue;
       const deadline = entry.head.deadline;
       if (due !== undefined && deadline <= now) due.push(entry);
       else if (deadline < next) next = deadline;

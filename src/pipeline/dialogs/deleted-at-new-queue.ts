@@ -29,7 +29,6 @@ export async function deletedAtNewQueue(
 ): Promise<void> {
   const { dialogs, queue, log } = o;
   const one = async (entry: DialogEntry, msg: number) => {
-    entry.waiting = false;
     entry.running = true;
     try {
       const record = await dialogs.retrying(signal, () => dialogs.timeOut(entry, msg));

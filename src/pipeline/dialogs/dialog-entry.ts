@@ -8,24 +8,22 @@ import type { DeadLetterSource } from "../../state/dead-letters.ts";
 import { awaited } from "./ask-options.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
-export interface DialogEntry {
+export class DialogEntry {
   readonly id: string;
   /** The dialog's header as last written (or read at start): who, where, which step, what was answered. */
   head: DialogHead;
-  /** False once an answer or the deadline was taken, until a run waits again or ends. */
-  waiting: boolean;
   /**
    * Its deadline passed and the deadline's task is queued in its conversation: the timer reports
    * it no more. It still waits: a message matched before that task is its answer if it was sent
    * before the deadline, else late (the deadline recorded first).
    */
-  due: boolean;
+  due = false;
   /**
    * A run to come, holding an answer (or a passed deadline) not yet handled: just recorded, or
    * read at start. It runs before anything else of the person's there, once (`Dialogs.take`).
    */
-  ready: ReadyRun | undefined;
-  /** A run of the dialog is under way: its answer was taken, or its ready run taken. */
+  ready: ReadyRun | undefined = undefined;
+  /** A run of the dialog is under way: its answer (or its deadline, a deletion, a move) was taken, or its ready run taken. */
   running: boolean;
   /**
    * A new dialog whose first question is being asked (`Dialogs.asking`), running until its log is
@@ -39,7 +37,20 @@ export interface DialogEntry {
    */
   ending: Promise<unknown> | undefined;
   /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */
-  onSettled: (() => void)[] | undefined;
+  onSettled: (() => void)[] | undefined = undefined;
+
+  constructor(head: DialogHead, asking: boolean, ending: Promise<unknown> | undefined) {
+    this.id = head.id;
+    this.head = head;
+    this.running = asking;
+    this.asking = asking;
+    this.ending = ending;
+  }
+
+  /** It waits at its question, as its header says, and no run of it is under way or to come. */
+  get waiting(): boolean {
+    return this.head.waiting && !this.running && this.ready === undefined;
+  }
 }
 
 /** A dialog's run to come (see `DialogEntry.ready`). */
@@ -269,7 +280,6 @@ export function matched(entry: DialogEntry, message: Candidate, now: number): Ma
   if (entry.running) return { busy: entry };
   // Sent before the question (or before the dialog): an ordinary message.
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
-  entry.waiting = false;
   entry.running = true;
   // The deadline's run comes first.
   return lateFor(head, message, now) ? { late: entry } : { entry };

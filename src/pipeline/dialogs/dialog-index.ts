@@ -11,7 +11,7 @@ import type { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
 import {
   type Candidate,
-  type DialogEntry,
+  DialogEntry,
   lateFor,
   type Match,
   matched,
@@ -143,17 +143,7 @@ export class DialogIndex {
   put(head: DialogHead, asking = false): DialogEntry {
     const old = this.#byId.get(head.id);
     if (old) this.drop(old);
-    const entry: DialogEntry = {
-      id: head.id,
-      head,
-      waiting: head.waiting,
-      due: false,
-      ready: undefined,
-      running: asking,
-      asking,
-      ending: old?.ending,
-      onSettled: undefined,
-    };
+    const entry = new DialogEntry(head, asking, old?.ending);
     this.#byId.set(head.id, entry);
     this.#places ??= new DialogPlaces();
     this.#places.put(entry);
@@ -181,7 +171,6 @@ export class DialogIndex {
   /** Undo a match of `entry` (see `Dialogs.unmatch`): it waits again, as its header says. */
   unmatch(entry: DialogEntry): void {
     if (!this.current(entry)) return;
-    entry.waiting = entry.head.waiting;
     entry.due = false;
     settle(entry);
     if (entry.waiting) this.#deadlines.waits(entry);

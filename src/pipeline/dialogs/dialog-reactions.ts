@@ -73,7 +73,7 @@ export class Buttons {
    */
   ending(reaction: Reaction): DialogEntry | undefined {
     const entry = this.#byQuestion.get(reaction.messageId);
-    if (entry?.ending === undefined || !this.#open(entry)) return undefined;
+    if (entry?.ending === undefined || !entry.waiting) return undefined;
     return this.#valueOf(entry, reaction) === undefined ? undefined : entry;
   }
 
@@ -98,7 +98,7 @@ export class Buttons {
   /** The message ids of the questions that wait for a reaction. */
   waiting(): number[] {
     const ids: number[] = [];
-    for (const [id, entry] of this.#byQuestion) if (this.#open(entry)) ids.push(id);
+    for (const [id, entry] of this.#byQuestion) if (entry.waiting) ids.push(id);
     return ids;
   }
 
@@ -149,14 +149,13 @@ export class Buttons {
   take(reaction: Reaction): { entry: DialogEntry; value: string } | undefined {
     const found = this.#choice(reaction);
     if (found === undefined) return undefined;
-    found.entry.waiting = false;
     found.entry.running = true;
     return found;
   }
 
   #choice(reaction: Reaction): { entry: DialogEntry; value: string } | undefined {
     const entry = this.#byQuestion.get(reaction.messageId);
-    if (entry === undefined || !this.#open(entry)) return undefined;
+    if (entry === undefined || !entry.waiting) return undefined;
     const value = this.#valueOf(entry, reaction);
     return value === undefined ? undefined : { entry, value };
   }
@@ -168,10 +167,6 @@ export class Buttons {
     const value = head.react?.[reaction.name] ?? pressedAs(head, reaction.code);
     const may = head.from ? allows(head.from, reaction.userId, this.who()) : reaction.userId === head.userId;
     return value === undefined || !may || this.now() >= head.deadline ? undefined : value;
-  }
-
-  #open(entry: DialogEntry): boolean {
-    return entry.waiting && !entry.running && entry.ready === undefined;
   }
 }
 

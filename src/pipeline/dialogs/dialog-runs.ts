@@ -380,10 +380,8 @@ export class DialogEngine {
    */
   readonly #goneTask = (control: TaskControl, gone: { id: string; ids: readonly number[] }): void => {
     const entry = this.#o.dialogs.entry(gone.id);
-    if (entry === undefined || entry.running || entry.ready !== undefined) return;
-    const msg = questionAmong(entry, gone.ids);
-    if (msg === undefined) return;
-    entry.waiting = false;
+    const msg = entry && questionAmong(entry, gone.ids);
+    if (entry === undefined || msg === undefined) return;
     entry.running = true;
     this.#o.log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
     this.#record(control, entry, () => this.#o.dialogs.timeOut(entry, msg), {});
@@ -392,8 +390,7 @@ export class DialogEngine {
   /** A deadline passed, not taken by a message matched first: recorded (key held), then the dialog runs. */
   readonly #dueTask = (control: TaskControl, id: string): void => {
     const entry = this.#o.dialogs.entry(id);
-    if (entry === undefined || entry.ready !== undefined || entry.running || !entry.waiting) return;
-    entry.waiting = false;
+    if (!entry?.waiting) return;
     entry.running = true;
     this.#record(control, entry, () => this.#o.dialogs.timeOut(entry), {}, "deadline");
   };

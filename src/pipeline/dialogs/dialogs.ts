@@ -192,7 +192,6 @@ export class Dialogs {
    * waits there from now on. Rejects as an answer's append does (see {@link answer}).
    */
   async move(entry: DialogEntry, was: string, to: AskedIn): Promise<void> {
-    entry.waiting = false;
     entry.running = true;
     const move: LogEntry = { t: "move", was, to, at: this.#o.clock.now() };
     const next = await this.#appendTo(entry, this.log.append(entry.head, [move]));
