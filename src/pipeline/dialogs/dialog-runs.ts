@@ -159,12 +159,7 @@ export class DialogEngine {
     const at = { id: message.id, timestamp: message.timestamp, reached: incoming.reachedAt };
     const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, at, said);
     if (found === undefined) return runs.run(control, incoming);
-    if (found === "duplicate") {
-      runs.duplicate();
-      const recorded = runs.finished(incoming);
-      if (recorded !== undefined) control.holdKey(recorded);
-      return undefined;
-    }
+    if (found === "duplicate") return this.#handled(control, incoming);
     if ("busy" in found) {
       // A new dialog's first question not yet kept: the message waits (key held, slot given back)
       // until its runs are over, as the failure stage bounds them, then is matched again. Another
@@ -217,17 +212,21 @@ export class DialogEngine {
    * matched again. Cut off by the stop, it is left unmarked: the next start takes it again.
    */
   #copyOr(control: TaskControl, id: string, msg: number, incoming: Incoming): unknown {
-    const { dialogs, runs } = this.#o;
-    return this.#retrying(control, () => recorded(dialogs, id, msg)).then(
-      (copy) => {
-        if (!copy) return this.run(control, incoming);
-        runs.duplicate();
-        const done = runs.finished(incoming);
-        if (done !== undefined) control.holdKey(done);
-        return undefined;
-      },
+    return this.#retrying(control, () => recorded(this.#o.dialogs, id, msg)).then(
+      (copy) => (copy ? this.#handled(control, incoming) : this.run(control, incoming)),
       () => undefined,
     );
+  }
+
+  /**
+   * `incoming` is handled here, with no run (a copy of an answer recorded; `copy` false: a dead
+   * letter done): its ledger mark, the conversation's key held until it is written.
+   */
+  #handled(control: TaskControl, incoming: Incoming, copy = true): undefined {
+    if (copy) this.#o.runs.duplicate();
+    const done = this.#o.runs.finished(incoming);
+    if (done !== undefined) control.holdKey(done);
+    return undefined;
   }
 
   /**
@@ -242,9 +241,7 @@ export class DialogEngine {
       (err: unknown) => {
         if (err instanceof LogMoved || err instanceof DialogEnded) {
           log.info({ dialog: carried.id }, "the dead letter's dialog went on without it: the letter is done");
-          const removed = runs.finished(letter);
-          if (removed !== undefined) control.holdKey(removed);
-          return;
+          return this.#handled(control, letter, false);
         }
         log.warn(
           { err, dialog: carried.id },
