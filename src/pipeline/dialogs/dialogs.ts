@@ -41,8 +41,7 @@ import type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options
 import { type EndUnderWay, RecentlyEnded } from "./recently-ended.ts";
 import { retrying } from "./store-retry.ts";
 
-export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
-export type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
+export type { DialogView } from "./dialog-entry.ts";
 
 /** An entry whose log holds an append, not ending here: its header is in the store unless the store lost it. */
 const hadLog = (entry: DialogEntry) => (entry.head.n ?? entry.head.seq) > 0 && entry.ending === undefined;
