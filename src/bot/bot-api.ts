@@ -37,7 +37,7 @@ export interface BotApi<S = unknown> {
   /** The bot's own key-value store. */
   readonly state: KV;
   /** One-shot scheduled messages: book, list, cancel, reschedule (also `ctx.schedule` in handlers). */
-  readonly schedule: ScheduleApi;
+  readonly schedule: ScheduleApi<{ scheduledMessageId: number }>;
   /**
    * Handle events of `type` (or several types; `"*"` for every typed event, `"unknown"` for events
    * this version does not know or that failed their schema).

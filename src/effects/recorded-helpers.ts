@@ -15,10 +15,17 @@
 import { realClock } from "../time/clock.ts";
 import { printOf } from "./effect-claims.ts";
 import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effect-records.ts";
+import { findDelivered } from "./schedule/find-delivered.ts";
 import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
 import { keptClientLookups } from "./schedule/recipient-ids.ts";
 import { listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
-import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
+import {
+  bookingId,
+  createScheduleApi,
+  type ScheduleApi,
+  type ScheduleApiOptions,
+  type ScheduleResult,
+} from "./schedule/schedule-api.ts";
 import {
   type EnsureResult,
   type SavedSnippet,
@@ -32,6 +39,12 @@ import {
  * handler that books "in an hour" asks for a later time when it runs again minutes later.
  */
 const SAME_BOOKING_S = 15 * 60;
+
+/**
+ * How long after its time the server may send a booking: its checks come each whole minute, and
+ * it gives up on one more than 10 minutes late.
+ */
+const SENT_BY_S = 11 * 60;
 
 /** The empty topic's display name when the server's is not known yet (its default). */
 const EMPTY_TOPIC_NAME = "general chat";
@@ -62,9 +75,9 @@ export function recordedSchedule(
   return {
     ...schedule,
     at: (params) =>
-      run.once("schedule", {
+      run.once<Record<string, number>>("schedule", {
         act: () => schedule.at(params),
-        verify: async () => {
+        verify: async (): Promise<Record<string, number> | undefined> => {
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
           // As the server stores the topic and lists it: stripped, "(no topic)" and the realm's
@@ -83,10 +96,34 @@ export function recordedSchedule(
                 Math.abs(toSeconds(b.at.getTime()) - at) <= SAME_BOOKING_S,
             )
             .sort((a, b) => Math.abs(a.at.getTime() / 1000 - at) - Math.abs(b.at.getTime() / 1000 - at));
-          return near[0] && { scheduledMessageId: near[0].scheduledMessageId };
+          if (near[0]) return { scheduledMessageId: near[0].scheduledMessageId };
+          // Not listed: sent already, if its time may have come. A time reckoned from ctx.now() is
+          // later on a run again: the first run's was earlier by at most the time since the event.
+          const now = toSeconds((options.clock ?? realClock).now());
+          const since = effects.since;
+          const earliest = Math.max(
+            at - SAME_BOOKING_S,
+            since === undefined ? -Infinity : at - Math.max(0, now - since) - SERVER_CLOCK_SLACK_S,
+          );
+          if (earliest > now + SERVER_CLOCK_SLACK_S) return undefined;
+          const sentMessageId = await findDelivered(
+            options.client,
+            self,
+            {
+              target,
+              topic: topic ?? "",
+              content,
+              window: { from: earliest, to: at + SAME_BOOKING_S + SENT_BY_S + SERVER_CLOCK_SLACK_S },
+              taken: takenBy(effects, "schedule", "sentMessageId"),
+            },
+            options.signal,
+          );
+          return sentMessageId === undefined ? undefined : { sentMessageId };
         },
-      }),
-    cancel: async (id) => {
+      }) as unknown as Promise<ScheduleResult>,
+    cancel: async (booking) => {
+      // Checked before the effect is begun: a booking found sent has nothing to cancel.
+      const id = idOf(booking, "schedule.cancel");
       await run.once(
         "schedule:cancel",
         {
@@ -97,7 +134,8 @@ export function recordedSchedule(
         printOf([id]),
       );
     },
-    reschedule: async (id, at) => {
+    reschedule: async (booking, at) => {
+      const id = idOf(booking, "schedule.reschedule");
       await run.once(
         "schedule:move",
         {
@@ -121,6 +159,13 @@ export function recordedSchedule(
     },
   };
 }
+
+/**
+ * The id a booking names, for the records: a result found sent throws at once (no effect begun);
+ * anything else not an id is handed on as given, for the call to refuse as a first run did.
+ */
+const idOf = (booking: number | ScheduleResult, where: string): number =>
+  typeof booking === "object" && booking !== null ? bookingId(booking, where) : booking;
 
 const validId = (id: unknown) => typeof id === "number" && Number.isInteger(id) && id > 0;
 

@@ -78,7 +78,7 @@ const deploys = defineBot({
     });
     for (const [name, make] of Object.entries(made))
       bot.command(name, async (ctx) => {
-        const ids: number[] = [];
+        const ids: Array<number | undefined> = [];
         for (;;) {
           ids.push(await make(ctx));
           const more = await ctx.prompt("Again?", { choices: { yes: "check", no: "cross_mark" } });

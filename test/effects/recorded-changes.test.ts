@@ -81,8 +81,8 @@ describe("recorded changes of snippets and bookings", () => {
             content: "two",
             at: ctx.now() + hour,
           });
-          await ctx.schedule.cancel(first.scheduledMessageId);
-          await ctx.schedule.reschedule(second.scheduledMessageId, ctx.now() + 2 * hour);
+          await ctx.schedule.cancel(first);
+          await ctx.schedule.reschedule(second, ctx.now() + 2 * hour);
           const sure = await ctx.prompt("Keep the second?");
           await ctx.reply(`kept: ${sure.text}`);
         });
@@ -202,14 +202,14 @@ describe("recorded changes of snippets and bookings", () => {
       const mover = defineBot({
         setup(bot) {
           bot.on("message", async (ctx) => {
-            const { scheduledMessageId: id } = await ctx.schedule.at({
+            const booking = await ctx.schedule.at({
               to: [ctx.event.message.sender_id],
               content: "reminder",
               at: ctx.now() + hour,
             });
             const at = ctx.now() + 2 * hour; // later on the retry: the clock moved on
             seen.push(at);
-            await ctx.schedule.reschedule(id, at);
+            await ctx.schedule.reschedule(booking, at);
           });
         },
       });

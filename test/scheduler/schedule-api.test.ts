@@ -12,7 +12,7 @@ const MINUTE = 60_000;
 
 let clock: ManualClock;
 let sandbox: Sandbox;
-let schedule: ScheduleApi;
+let schedule: ScheduleApi<{ scheduledMessageId: number }>;
 
 function oneShot() {
   beforeEach(async () => {
@@ -175,6 +175,32 @@ describe("ctx.schedule one-shot messages", () => {
       message:
         "schedule.cancel: the id must be a scheduledMessageId from schedule.at() or schedule.list(); got -1.",
     });
+  });
+
+  it("cancel or reschedule of a booking found already sent says so, naming its message", async () => {
+    const sent = { sentMessageId: 42 };
+    for (const [where, call] of [
+      ["cancel", schedule.cancel(sent)],
+      ["reschedule", schedule.reschedule(sent, T0 + 5 * MINUTE)],
+    ] as const) {
+      expect(await failure(call)).toEqual({
+        code: "SCHEDULE_NOT_FOUND",
+        field: "id",
+        message: `schedule.${where}: the booking was already sent, as message 42; there is no booking left to change.`,
+      });
+    }
+    // Its scheduledMessageId, undefined, passed on: the error says why it may be missing.
+    expect(await failure(schedule.cancel(undefined as unknown as number))).toEqual({
+      code: "SCHEDULE_INVALID",
+      field: "id",
+      message:
+        "schedule.cancel: the id must be a scheduledMessageId from schedule.at() or schedule.list(); got nothing " +
+        "(a booking schedule.at found already sent has no scheduledMessageId: its result's sentMessageId names the message it became).",
+    });
+    const booked = await schedule.at({ to: "general", topic: "t", content: "hi", at: T0 + MINUTE });
+    await schedule.reschedule(booked, T0 + 2 * MINUTE);
+    await schedule.cancel(booked);
+    expect(await schedule.list()).toEqual([]);
   });
 
   it("a failed message (more than 10 minutes late) is revived by rescheduling it to a new time", async () => {

@@ -39,27 +39,38 @@ export interface ScheduledMessageInfo {
 }
 
 /**
+ * What {@link ScheduleApi.at} gives: the booking's id; or, in a handler run again after the
+ * booking's answer was lost and the server had already sent it (its time passed while the bot was
+ * down), the id of the message it became. Such a booking is no longer on the server: it has no
+ * `scheduledMessageId`, and `cancel`/`reschedule` of this result say it was sent.
+ */
+export type ScheduleResult =
+  | { scheduledMessageId: number; sentMessageId?: undefined }
+  | { scheduledMessageId?: undefined; sentMessageId: number };
+
+/**
  * Messages the server sends later, on the bot's behalf (see
- * docs/internals/server-behaviour.md#scheduled-messages).
+ * docs/internals/server-behaviour.md#scheduled-messages). `Booked`: what `at` gives; always a
+ * `scheduledMessageId` from `bot.schedule`, which keeps no records and never finds a booking sent.
  *
  * @example
  * ```ts
- * const { scheduledMessageId } = await ctx.schedule.at({
+ * const booking = await ctx.schedule.at({
  *   to: "team", topic: "reminders", content: "Retro in 10 minutes!", at: new Date("2026-05-04T13:50:00Z"),
  * });
- * await ctx.schedule.reschedule(scheduledMessageId, Date.parse("2026-05-04T14:50:00Z"));
- * await ctx.schedule.cancel(scheduledMessageId);
+ * await ctx.schedule.reschedule(booking, Date.parse("2026-05-04T14:50:00Z"));
+ * await ctx.schedule.cancel(booking); // or its id: booking.scheduledMessageId
  * ```
  */
-export interface ScheduleApi {
+export interface ScheduleApi<Booked extends ScheduleResult = ScheduleResult> {
   /** Book a message; resolves the channel name or emails to ids first. */
-  at(params: ScheduleMessageParams): Promise<{ scheduledMessageId: number }>;
-  /** Cancel a booking (DELETE). */
-  cancel(scheduledMessageId: number): Promise<void>;
+  at(params: ScheduleMessageParams): Promise<Booked>;
+  /** Cancel a booking (DELETE): its id, or what `at` gave. */
+  cancel(booking: number | ScheduleResult): Promise<void>;
   /** This bot's undelivered bookings, failed ones included, by time. */
   list(): Promise<ScheduledMessageInfo[]>;
-  /** Move a booking to a new time; the way to revive a failed one (the server needs a new time). */
-  reschedule(scheduledMessageId: number, at: Date | number): Promise<void>;
+  /** Move a booking (its id, or what `at` gave) to a new time; the way to revive a failed one (the server needs a new time). */
+  reschedule(booking: number | ScheduleResult, at: Date | number): Promise<void>;
 }
 
 export interface ScheduleApiOptions {
@@ -80,7 +91,7 @@ export interface ScheduleApiOptions {
 const SERVER_PAST = /in the future/i;
 
 /** Builds a {@link ScheduleApi} over a client. */
-export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
+export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi<{ scheduledMessageId: number }> {
   const { client, signal } = options;
   const clock = options.clock ?? realClock;
   const lookups = options.lookups ?? keptClientLookups(client, clock);
@@ -103,14 +114,6 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       );
     }
     return toSeconds(ms);
-  };
-
-  const id = (value: unknown, where: string): number => {
-    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
-    throw scheduleInvalid(
-      "id",
-      `${where}: the id must be a scheduledMessageId from schedule.at() or schedule.list(); got ${describe(value)}.`,
-    );
   };
 
   /** Makes a server call; refusals the caller can fix become our errors, anything else passes through. */
@@ -171,9 +174,9 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       return { scheduledMessageId: scheduled_message_id };
     },
 
-    async cancel(scheduledMessageId) {
+    async cancel(booking) {
       const where = "schedule.cancel";
-      const messageId = id(scheduledMessageId, where);
+      const messageId = bookingId(booking, where);
       await server(where, messageId, client.scheduledMessages.delete(messageId, call));
     },
 
@@ -190,14 +193,43 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       }));
     },
 
-    async reschedule(scheduledMessageId, at) {
+    async reschedule(booking, at) {
       const where = "schedule.reschedule";
-      const messageId = id(scheduledMessageId, where);
+      const messageId = bookingId(booking, where);
       const timestamp = when(at, where);
       const update = { scheduled_delivery_timestamp: timestamp };
       await server(where, messageId, client.scheduledMessages.update(messageId, update, call));
     },
   };
+}
+
+/**
+ * The scheduled message id `booking` names; throws {@link ScheduledMessageError} (field `id`) for
+ * a booking `at` found already sent (`SCHEDULE_NOT_FOUND`, naming its message) or anything that
+ * is not an id (`SCHEDULE_INVALID`).
+ */
+export function bookingId(booking: unknown, where: string): number {
+  const given =
+    typeof booking === "object" && booking !== null
+      ? (booking as Partial<Record<string, unknown>>)
+      : undefined;
+  if (given && typeof given.sentMessageId === "number") {
+    throw new ScheduledMessageError(
+      "SCHEDULE_NOT_FOUND",
+      "id",
+      `${where}: the booking was already sent, as message ${given.sentMessageId}; there is no booking left to change.`,
+    );
+  }
+  const value = given ? given.scheduledMessageId : booking;
+  if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  const hint =
+    value === undefined
+      ? " (a booking schedule.at found already sent has no scheduledMessageId: its result's sentMessageId names the message it became)"
+      : "";
+  throw scheduleInvalid(
+    "id",
+    `${where}: the id must be a scheduledMessageId from schedule.at() or schedule.list(); got ${describe(value)}${hint}.`,
+  );
 }
 
 function checkContent(content: unknown, where: string, max: number | undefined): void {

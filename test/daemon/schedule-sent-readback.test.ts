@@ -1,0 +1,75 @@
+/**
+ * `ctx.schedule.at` whose answer was lost (the server booked it, then answered 502), the daemon
+ * stopped before the run again and down past the booking's time: the server sends the booking
+ * meanwhile, and lists it no more. The run again finds the message it became among the bot's
+ * own and books nothing: the handler gets `{ sentMessageId }` (no booking id: there is no booking
+ * left). One message, no second booking. A real
+ * daemon in this process against the sandbox over HTTP, both on one clock the test moves.
+ */
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+
+const BOT = "reminder@sandbox.example";
+const REMINDER = "Your reminder: stand-up.";
+
+let up: GatedDaemon | undefined;
+afterEach(() => closeGatedDaemon(up));
+
+const reminder = defineBot({
+  setup(bot) {
+    bot.on("message", { direct: true }, async (ctx) => {
+      const booking = await ctx.schedule.at({
+        to: [ctx.event.message.sender_id],
+        content: REMINDER,
+        at: ctx.now() + 60_000,
+      });
+      await ctx.reply(JSON.stringify(booking));
+    });
+  },
+});
+
+it("a booking sent while the daemon was down is found sent on the run again, not booked twice", {
+  timeout: 15_000,
+}, async () => {
+  const clock = new TestClock({ held: true });
+  up = await startGatedDaemon({
+    name: "reminder",
+    email: BOT,
+    fullName: "Reminder",
+    definition: reminder,
+    clock,
+    // The retry waits past the restart: the next start runs the message again.
+    extra: "retries: { attempts: 3, backoff: 1h, max_backoff: 1h }",
+  });
+  const { sandbox } = up;
+  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+  sandbox.control.failNext(1, {
+    status: 502,
+    after: true,
+    paths: [/^\/scheduled_messages$/],
+    methods: ["POST"],
+  });
+  up.dm("remind me");
+  await expect
+    .poll(() => up!.running.logged("handler failed; running it again after a pause").length, {
+      timeout: 10_000,
+    })
+    .toBe(1);
+  expect(sandbox.control.scheduled().filter((s) => !s.delivered)).toHaveLength(1);
+  // Down two minutes: the server sends the booking at its whole-minute check.
+  await up.restart(
+    async () => {
+      await clock.advance(2 * 60_000);
+      sandbox.control.advanceClock(0);
+    },
+    { deadlineMs: 0 },
+  );
+  const fromBot = () => sandbox.control.messages().filter((m) => m.sender_id === botId);
+  await expect.poll(() => fromBot().length, { timeout: 10_000 }).toBe(2);
+  expect(sandbox.control.scheduled().filter((s) => !s.delivered)).toEqual([]);
+  const [sent, reply] = fromBot();
+  expect(sent!.content).toBe(REMINDER);
+  expect(reply!.content).toBe(`{"sentMessageId":${sent!.id}}`);
+});
