@@ -33,6 +33,8 @@ export type Failpoint =
   | "note-marked"
   /** A progress's message was posted; its step's record (the result) not yet written. */
   | "progress-posted"
+  /** A `ctx.schedule.at` booking was made on the server, its answer read; its record not yet written. */
+  | "schedule-booked"
   /** A recurring announcement's booking was made on the server; its id not yet in its record. */
   | "booking-posted"
   /** An announcement's booking was recorded as sent (or cancelled); the next not yet booked. */

@@ -15,6 +15,7 @@
 import { realClock } from "../time/clock.ts";
 import { printOf } from "./effect-claims.ts";
 import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effect-records.ts";
+import { failpoint } from "./failpoints.ts";
 import { findDelivered } from "./schedule/find-delivered.ts";
 import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
 import { keptClientLookups } from "./schedule/recipient-ids.ts";
@@ -76,7 +77,11 @@ export function recordedSchedule(
     ...schedule,
     at: (params) =>
       run.once<Record<string, number>>("schedule", {
-        act: () => schedule.at(params),
+        act: async () => {
+          const booked = await schedule.at(params);
+          failpoint("schedule-booked");
+          return booked;
+        },
         verify: async (): Promise<Record<string, number> | undefined> => {
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
