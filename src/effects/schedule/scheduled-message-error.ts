@@ -7,7 +7,7 @@ export type ScheduledMessageErrorCode = "SCHEDULE_INVALID" | "SCHEDULE_NOT_FOUND
  * A one-shot scheduled message (`ctx.schedule`) that cannot be created or changed:
  * `SCHEDULE_INVALID` for bad input (a time not in the future, an unknown channel or user, empty
  * content), `SCHEDULE_NOT_FOUND` for an id the server does not have (delivered, cancelled, or
- * another account's). `field` names the parameter that is wrong; the message says how to fix it.
+ * another account's) or a booking `schedule.at` found already sent. `field` names the parameter that is wrong; the message says how to fix it.
  *
  * @example
  * ```ts
