@@ -109,6 +109,20 @@ for (const [name, make] of Object.entries(resourceGroups)) {
   });
 }
 
+/** An object of `fields` whose typed methods (made on first use) call through `ctx` (client-lane.ts). */
+export function withResources(fields: object, ctx: ResourceContext): Client {
+  const made = Object.defineProperties(
+    Object.create(lazyResources),
+    Object.getOwnPropertyDescriptors(fields),
+  );
+  resourceContexts.set(made, ctx);
+  return made as Client;
+}
+
+/** What `client`'s typed methods call through, for a view of it (client-lane.ts). */
+export const resourceContextOf = (client: Client): ResourceContext | undefined =>
+  resourceContexts.get(client);
+
 /** An authenticated client. Create one per bot account; connections are pooled per server. */
 export interface Client extends Readonly<Resources> {
   /** The server's origin, e.g. "https://chat.example.org". */

@@ -6,6 +6,7 @@
  */
 import type { Logger } from "pino";
 import { callLaneOf } from "../api/budget-line.ts";
+import { backgroundClientOf } from "../api/client-lane.ts";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
@@ -55,8 +56,9 @@ interface Registration {
 export class BotContexts {
   readonly #o: BotContextsOptions;
   #registration: Registration | undefined;
-  /** Made once per registration, not per event. */
+  /** Made once per registration, not per event; and those of a dead letter's replay. */
   #deps: ContextDeps<unknown> | undefined;
+  #backgroundDeps: ContextDeps<unknown> | undefined;
 
   constructor(options: BotContextsOptions) {
     this.#o = options;
@@ -71,6 +73,7 @@ export class BotContexts {
   identify(server: ServerInfo, self: BotIdentity): void {
     this.#registration = { server, self };
     this.#deps = undefined;
+    this.#backgroundDeps = undefined;
   }
 
   /**
@@ -108,6 +111,12 @@ export class BotContexts {
   deps(): ContextDeps<unknown> {
     this.#deps ??= this.#makeDeps();
     return this.#deps;
+  }
+
+  /** {@link deps} with the bot's client in the background lane. */
+  #inBackground(): ContextDeps<unknown> {
+    this.#backgroundDeps ??= { ...this.deps(), api: backgroundClientOf(this.#o.client) };
+    return this.#backgroundDeps;
   }
 
   /** Apart from {@link deps}, read per event: its closure's scope would be made at every call. */
@@ -150,11 +159,13 @@ export class BotContexts {
   ): BotContext<unknown> {
     // How the run came: a dialog it starts keeps it for its first run's dead letter.
     const extra = contextExtraOf(incoming, replayed, progresses);
-    const deps = this.deps();
-    // A dead letter's replay answers no one waiting: its calls give way to live ones. Not every
-    // run `replayed`: a dialog run on its person's answer, a caught-up message, a run a stop cut
-    // answer someone.
-    const source = incoming.letter !== undefined ? backgroundSource(signal) : signal;
+    // A dead letter's replay answers no one waiting: every call made through its context (ctx.api
+    // with or without ctx.signal, its sends and helpers) gives way to live ones, unless it names
+    // its lane. Not every run `replayed`: a dialog run on its person's answer, a caught-up
+    // message, a run a stop cut answer someone.
+    const background = incoming.letter !== undefined;
+    const deps = background ? this.#inBackground() : this.deps();
+    const source = background ? backgroundSource(signal) : signal;
     const ctx = createContext(deps, incoming.event, source, extra, effects, state, turn);
     if (turn?.replaying) quietWhileReplaying(ctx, turn);
     const reply = incoming.reply;

@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { CallLane } from "../../src/api/budget-line.ts";
+import { backgroundClientOf } from "../../src/api/client-lane.ts";
 import { type Client, createClient } from "../../src/api/create-client.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
@@ -35,13 +36,13 @@ beforeEach(async () => {
 });
 afterEach(() => sandbox.stop());
 
-const send = (content: string, lane?: CallLane) =>
-  client.messages.send({ type: "channel", to: "general", topic: "t", content }, lane ? { lane } : {});
+const send = (content: string, lane?: CallLane, via = client) =>
+  via.messages.send({ type: "channel", to: "general", topic: "t", content }, lane ? { lane } : {});
 
-/** Spend the minute, then ask for `calls` in order; the minute passes until all were made. */
-async function orderOf(calls: [string, CallLane?][]): Promise<string[]> {
+/** Spend the minute, then ask for `calls` in order (through `via`, default the client); the minute passes until all were made. */
+async function orderOf(calls: [string, CallLane?, Client?][]): Promise<string[]> {
   await send("spent");
-  const sent = calls.map(([content, lane]) => send(content, lane));
+  const sent = calls.map(([content, lane, via]) => send(content, lane, via));
   await flushAsync();
   // One call a minute, each made before the next minute passes.
   for (let made = 1; made <= calls.length; made++) {
@@ -72,6 +73,17 @@ it("background calls get every fourth start while live calls keep waiting", asyn
     "bg 2",
     "live 7",
   ]);
+});
+
+it("a client in the background lane waits there unless a call names its lane", async () => {
+  const background = backgroundClientOf(client);
+  expect(
+    await orderOf([["view", undefined, background], ["view live", "live", background], ["live"]]),
+  ).toEqual(["view live", "live", "view"]);
+  // One budget, one server state: what either learns, the other reads.
+  expect(background.budget).toBe(client.budget);
+  client.featureLevel = 400;
+  expect(background.featureLevel).toBe(400);
 });
 
 it("a live call's expected wait counts the calls that start before it, not the background ones it passes", async () => {

@@ -12,7 +12,9 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import type { BotContext } from "../../src/pipeline/context.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
+import type { MessageEvent } from "../../src/wire/events.ts";
 import {
   closeGatedDaemon,
   type GatedDaemon,
@@ -88,55 +90,81 @@ it("a person writing during a bulk replay is answered before the replays are ove
   await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(0);
 });
 
-const GIVING = "giving-bot@sandbox.example";
 const PARTS = 12;
-let liveAsked = false;
-let givingFails = true;
-const giving = defineBot({
-  setup(bot) {
-    bot.on("message", async (ctx) => {
-      if (ctx.text === "live") {
-        liveAsked = true;
-        await ctx.reply("ack live");
-        return;
-      }
-      if (givingFails) throw new Error("the backend is down");
-      // A long answer in parts, sent at once: they wait for the budget together.
-      await Promise.all(Array.from({ length: PARTS }, (_, i) => ctx.reply(`part ${i + 1}`)));
-    });
-  },
-});
 
-it("a person writing while a replay's calls wait for the budget is answered before them", async () => {
-  const daemon = await startLimited("giving", GIVING, giving);
+/**
+ * A bot whose letter's run sends a long answer in parts at once (`sendPart`), so that they wait
+ * for the budget together; a message "live" from another person is answered with `ctx.reply`.
+ */
+function partsBot(sendPart: (ctx: BotContext, content: string) => Promise<unknown>) {
+  const bot = {
+    liveAsked: false,
+    fails: true,
+    definition: defineBot({
+      setup(b) {
+        b.on("message", async (ctx) => {
+          if (ctx.text === "live") {
+            bot.liveAsked = true;
+            await ctx.reply("ack live");
+            return;
+          }
+          if (bot.fails) throw new Error("the backend is down");
+          await Promise.all(Array.from({ length: PARTS }, (_, i) => sendPart(ctx, `part ${i + 1}`)));
+        });
+      },
+    }),
+  };
+  return bot;
+}
+
+/** The letter of `bot` replayed, a live message sent while its parts wait: what the bot said, in order. */
+async function liveAmongParts(name: string, email: string, bot: ReturnType<typeof partsBot>) {
+  const daemon = await startLimited(name, email, bot.definition);
   const { sandbox, clock, running } = daemon;
   daemon.dm("old");
   await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(1);
   await clock.advance(61_000);
-  givingFails = false;
+  bot.fails = false;
   await running.daemon.letters.retry({ all: true });
   // The replay's first parts take the minute's calls; the others wait for the next minutes.
-  await expect.poll(() => botSaid(sandbox, GIVING).length, { timeout: 15_000 }).toBe(5);
+  await expect.poll(() => botSaid(sandbox, email).length, { timeout: 15_000 }).toBe(5);
   // Another person: a conversation of its own, not queued behind the replay's run.
-  sandbox.control.createUser({ email: "other@sandbox.example", full_name: "Other" });
-  sandbox.control.sendAs("other@sandbox.example", { type: "direct", to: [GIVING], content: "live" });
+  sandbox.control.createUser({ email: `other-${name}@sandbox.example`, full_name: "Other" });
+  sandbox.control.sendAs(`other-${name}@sandbox.example`, { type: "direct", to: [email], content: "live" });
   // The bot's polls are paced within the budget too: the message arrives within seconds.
-  for (let s = 0; s < 45 && !liveAsked; s++) {
+  for (let s = 0; s < 45 && !bot.liveAsked; s++) {
     await clock.advance(1_000);
     await new Promise((resolve) => setImmediate(resolve));
   }
-  expect(liveAsked).toBe(true);
-  for (let s = 0; s < 600 && botSaid(sandbox, GIVING).length < PARTS + 1; s++) {
+  expect(bot.liveAsked).toBe(true);
+  for (let s = 0; s < 600 && botSaid(sandbox, email).length < PARTS + 1; s++) {
     await clock.advance(1_000);
     await new Promise((resolve) => setImmediate(resolve));
   }
-  await expect.poll(() => botSaid(sandbox, GIVING).length, { timeout: 15_000 }).toBe(PARTS + 1);
-  const said = botSaid(sandbox, GIVING);
+  await expect.poll(() => botSaid(sandbox, email).length, { timeout: 15_000 }).toBe(PARTS + 1);
+  await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(0);
+  return botSaid(sandbox, email);
+}
+
+it("a person writing while a replay's calls wait for the budget is answered before them", async () => {
+  const said = await liveAmongParts(
+    "giving",
+    "giving-bot@sandbox.example",
+    partsBot((ctx, content) => ctx.reply(content)),
+  );
   // The live answer is among the next minute's calls (made at the same instant, taken in any
   // order), not after the replay's last part.
   expect(said.indexOf("ack live")).toBeGreaterThanOrEqual(5);
   expect(said.indexOf("ack live")).toBeLessThan(10);
-  await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(0);
+});
+
+it("a replay's ctx.api calls made without ctx.signal give way to a live reply too", async () => {
+  // The lane follows the run, not whether the handler passed the run's signal.
+  const direct = (ctx: BotContext, content: string) =>
+    ctx.api.messages.send({ type: "direct", to: [(ctx.event as MessageEvent).message.sender_id], content });
+  const said = await liveAmongParts("calling", "calling-bot@sandbox.example", partsBot(direct));
+  expect(said.indexOf("ack live")).toBeGreaterThanOrEqual(5);
+  expect(said.indexOf("ack live")).toBeLessThan(10);
 });
 
 const ASKING = "asking-bot@sandbox.example";
