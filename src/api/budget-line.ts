@@ -70,26 +70,21 @@ export class WaitingLine {
   }
 
   /**
-   * How many of the waiting calls start before a call asking now in `lane`: for a live call, the
-   * live ones and the background starts interleaved among them; for a background call, all.
+   * How many of the waiting calls start before a call asking now in `lane`, as {@link next} would
+   * pick them: for a live call, the live ones and the background starts interleaved among them;
+   * for a background call, the background ones and the live starts interleaved among them.
    */
   ahead(lane: CallLane): number {
-    if (lane === "background") return this.size;
-    let live = this.#live.length;
-    let background = this.#background.length;
+    // The call asking now, last in its lane: it starts once its lane is empty.
+    let live = this.#live.length + (lane === "live" ? 1 : 0);
+    let background = this.#background.length + (lane === "background" ? 1 : 0);
     let inARow = this.#liveInARow;
-    let count = 0;
-    for (;;) {
-      if (background === 0) return count + live;
-      if (inARow < LIVE_RUN) {
-        if (live === 0) return count;
-        live--;
-        inARow++;
-      } else {
-        background--;
-        inARow = 0;
-      }
-      count++;
+    for (let count = 0; ; count++) {
+      const takeLive = live > 0 && (background === 0 || inARow < LIVE_RUN);
+      inARow = takeLive && background > 0 ? inARow + 1 : 0;
+      if (takeLive) live--;
+      else background--;
+      if ((lane === "live" ? live : background) === 0) return count;
     }
   }
 

@@ -241,7 +241,8 @@ export class RateBucket {
 
   /**
    * The earliest time a call asking now in `lane` could start, after the waiting calls that start
-   * before it (see `WaitingLine.ahead`: a live call passes the background ones but for their share).
+   * before it (see `WaitingLine.ahead`: a live call passes the background ones but for their
+   * share, a background call waits behind the live ones but for its lane's share).
    */
   nextStartAt(now = this.clock.now(), lane: CallLane = "live"): number {
     const waiting = this.#line.ahead(lane);

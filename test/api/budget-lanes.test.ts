@@ -102,3 +102,19 @@ it("a live call's expected wait counts the calls that start before it, not the b
   }
   await Promise.all(sent);
 });
+
+it("a background call's expected wait counts the live calls that start before it, not every live one", async () => {
+  await send("spent");
+  const sent = Array.from({ length: 7 }, (_, i) => send(`live ${i + 1}`));
+  await flushAsync();
+  const bucket = client.budget.other;
+  const now = clock.now();
+  // Three live calls start, then a background one asking now: the fourth minute, not the eighth.
+  expect(bucket.nextStartAt(now, "background") - now).toBe(4 * 60_000);
+  expect(bucket.nextStartAt(now) - now).toBe(8 * 60_000);
+  for (let made = 1; made <= 7; made++) {
+    await clock.tick(60_000);
+    await expect.poll(() => botSaid(sandbox, BOT).length).toBe(made + 1);
+  }
+  await Promise.all(sent);
+});
