@@ -1,5 +1,6 @@
+import { editDistance, suggest } from "../errors/did-you-mean.ts";
 import type { EventMap, ServerEvent, UnknownEvent } from "../wire/events.ts";
-import { isEventType, isTypedEvent } from "../wire/events.ts";
+import { eventSchemas, isEventType, isTypedEvent } from "../wire/events.ts";
 import type { Sender, Where } from "./addressed.ts";
 import { isThenable } from "./conversation-queue.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
@@ -233,5 +234,24 @@ function checkTypes(type: unknown): string[] {
       `on(): the event type must be a non-empty string such as "message" or "*", or an array of them; got ${JSON.stringify(type)}.`,
     );
   }
+  for (const t of types as string[]) {
+    const close = typo(t);
+    if (close !== undefined) {
+      throw argument(
+        `on(): "${t}" is not an event type: did you mean "${close}"? (To handle unknown events named so, use on("unknown") and read ctx.event.type.)`,
+      );
+    }
+  }
   return types as string[];
+}
+
+/**
+ * The typed event name `name` misspells (one or two edits, or another case), if any: such a name
+ * would only ever see unknown events of its own type, never firing. Other names are the server's
+ * types this version does not know (`submessage` is three edits from `message`), and are taken.
+ */
+function typo(name: string): string | undefined {
+  if (name === "*" || name === "unknown" || isEventType(name)) return undefined;
+  const close = suggest(name, [...Object.keys(eventSchemas), "gap"]);
+  return close !== undefined && editDistance(name.toLowerCase(), close) <= 2 ? close : undefined;
 }

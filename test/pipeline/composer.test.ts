@@ -170,6 +170,16 @@ describe("Composer errors", () => {
       'on(): the event type must be a non-empty string such as "message" or "*", or an array of them; got "".',
     );
     expect(() => bot.on([], () => {})).toThrow("got [].");
+    // A misspelt typed name would only ever see unknown events of its own type: refused.
+    expect(() => bot.on("mesage", () => {})).toThrow(
+      'on(): "mesage" is not an event type: did you mean "message"? (To handle unknown events named so, use on("unknown") and read ctx.event.type.)',
+    );
+    expect(() => bot.on(["message", "reactions"], () => {})).toThrow(
+      '"reactions" is not an event type: did you mean "reaction"?',
+    );
+    expect(() => bot.on("Message", () => {})).toThrow('did you mean "message"?');
+    // The server's types this version has no schema for are taken, also when close to a known one.
+    expect(() => bot.on(["submessage", "user_status"], () => {})).not.toThrow();
     expect(() => bot.on("message", { direct: true }, undefined as never)).toThrow(
       'on("message"): the handler must be a function (ctx, next), got undefined.',
     );
