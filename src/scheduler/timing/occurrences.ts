@@ -13,6 +13,7 @@
 import { createRequire } from "node:module";
 import type { CronExpression, CronExpressionParser } from "cron-parser";
 import { BothostError } from "../../errors/bothost-error.ts";
+import { suggest } from "../../errors/did-you-mean.ts";
 import { ChangeWalk, offsetChangeAround } from "./offset-change.ts";
 
 /**
@@ -114,11 +115,17 @@ function checkTimezone(timezone: string, path?: string): void {
     if (typeof timezone !== "string" || timezone.trim() === "") throw new Error("empty");
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });
   } catch {
+    const close =
+      typeof timezone === "string"
+        ? suggest(timezone, [...Intl.supportedValuesOf("timeZone"), "UTC"])
+        : undefined;
     throw new ScheduleError(
       "timezone",
       String(timezone),
       `${where(path, "timezone")} "${String(timezone)}" is not a known IANA time zone; ` +
-        `use a name like "Europe/Berlin", "America/New_York" or "UTC".`,
+        (close
+          ? `did you mean "${close}"?`
+          : `use a name like "Europe/Berlin", "America/New_York" or "UTC".`),
     );
   }
   knownZones.add(timezone);

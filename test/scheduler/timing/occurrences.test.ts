@@ -339,6 +339,18 @@ describe("validation errors", () => {
     );
   });
 
+  it("names the time zone a misspelt one is close to", () => {
+    const err = errorOf(() =>
+      validateSchedule({ cron: "0 9 * * *", timezone: "Europe/Berlim" }, "bots.digest.schedule"),
+    );
+    expect(err.message).toBe(
+      'bots.digest.schedule.timezone "Europe/Berlim" is not a known IANA time zone; did you mean "Europe/Berlin"?',
+    );
+    expect(errorOf(() => validateSchedule({ cron: "0 9 * * *", timezone: "UTX" })).message).toMatch(
+      /did you mean "UTC"\?$/,
+    );
+  });
+
   it('says a missing time zone is required, not that "undefined" is unknown', () => {
     const schedule = { cron: "0 9 * * *" } as unknown as { cron: string; timezone: string };
     const err = errorOf(() => validateSchedule(schedule, 'recurring("standup")'));
