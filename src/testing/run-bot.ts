@@ -287,7 +287,11 @@ async function startBot(
       timeoutMs,
       () => {
         const failure = handlerFailure(daemon.logs, messageId);
-        const why = failure ? `: its handler failed (${failure}) and runs again after a pause` : "";
+        const why = failure
+          ? `: its handler failed (${failure}) and runs again after a pause`
+          : question
+            ? ` (it is ${name}'s own message: handled() of a question waits until it is answered, timed out or ended; to wait for the run that asked it, give the id of the message that led to it)`
+            : "";
         return new Error(`${name} did not finish handling ${what} within ${timeoutMs} ms${why}`);
       },
       after,

@@ -171,6 +171,16 @@ describe("bot.handled", () => {
     expect(bot.replies().map((m) => m.content)).toEqual(["Deploy now?\n1. yes\n2. no", "Not deployed."]);
   });
 
+  test("handled() of a question still waiting says it waits for the answer, and what to give instead", async ({
+    runBot,
+  }) => {
+    const bot = await runBot({ bot: deployer, name: "deployer" });
+    const question = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "deploy" });
+    await expect(bot.handled(question.id, { timeoutMs: 300 })).rejects.toThrow(
+      `deployer did not finish handling message ${question.id} ("Deploy now?\\n1. yes\\n2. no" from deployer-bot@sandbox.example in a direct message to member@sandbox.example) within 300 ms (it is deployer's own message: handled() of a question waits until it is answered, timed out or ended; to wait for the run that asked it, give the id of the message that led to it)`,
+    );
+  });
+
   test("progress() of a handler that failed every attempt shows the progress ended as failed, and why", async ({
     runBot,
   }) => {
