@@ -242,7 +242,7 @@ export async function loadBotModule(
     throw new ModuleError("MODULE_LOAD_FAILED", details, reason, cause);
   }
   const definition = unwrapDefinition(namespace);
-  const problems = definitionProblems(definition);
+  const problems = noDefaultExport(namespace) ?? definitionProblems(definition);
   if (problems.length > 0) throw new ModuleError("MODULE_INVALID", details, problems.join("; "));
   const found = definition as BotDefinition & Record<string, unknown>;
   // A plain copy: jiti hands back a proxy, and the runtime should not see later changes.
@@ -266,6 +266,25 @@ function unwrapDefinition(namespace: unknown): unknown {
     current = current.default;
   }
   return current;
+}
+
+/**
+ * The problem of a module with no default export and no `setup` of its own (`export const bot =
+ * defineBot(…)`), naming what it exports: "has no setup function" would send its author looking
+ * in the wrong place.
+ */
+function noDefaultExport(namespace: unknown): [string] | undefined {
+  if (!isObject(namespace)) return undefined;
+  // Keys, not `namespace.default`: jiti's interop answers `default` with the exports themselves.
+  const names = Object.keys(namespace);
+  if (names.includes("default") || names.includes("setup")) return undefined;
+  const bot = names.find((name) => isObject(namespace[name]) && typeof namespace[name].setup === "function");
+  const fix = bot
+    ? `export ${bot} as the default: export default ${bot}, or export default defineBot({ … })`
+    : "write export default defineBot({ setup(bot, settings) { … } })";
+  return [
+    `has no default export (${names.length ? `it exports ${names.join(", ")}` : "it exports nothing"}): ${fix}`,
+  ];
 }
 
 /** How {@link describeLoadError} begins the reason for an exception the module's code threw. */

@@ -214,6 +214,36 @@ describe("errors", () => {
     );
   });
 
+  describe("MODULE_INVALID without a default export names what the module exports", () => {
+    const folder = modulesFolder("bothost-no-default-", {
+      "named.ts": "export const greeter = { setup() {} };\nexport const version = 2;\n",
+      "empty.ts": "const forgotten = { setup() {} };\nvoid forgotten;\n",
+      "setup-export.ts": "export function setup() {}\n",
+    });
+
+    it.each([
+      [
+        "./named.ts",
+        "(it exports greeter, version): export greeter as the default: export default greeter, or export default defineBot({ … })",
+      ],
+      ["./empty.ts", "(it exports nothing): write export default defineBot({ setup(bot, settings) { … } })"],
+    ])("%s", async (file, what) => {
+      const err = await failure(file, folder());
+      expect([err.code, err.message]).toEqual([
+        "MODULE_INVALID",
+        `bot "demo": module ${file} has no default export ${what}`,
+      ]);
+    });
+
+    it("a module whose own export is setup is still a bot", async () => {
+      const { definition } = await loadBotModule("./setup-export.ts", {
+        configDir: folder(),
+        botName: "demo",
+      });
+      expect(typeof definition.setup).toBe("function");
+    });
+  });
+
   it("MODULE_INVALID lists every problem of the shape", async () => {
     const err = await failure("./bad-shape.mjs");
     expect(err.message).toBe(
