@@ -63,3 +63,15 @@ it("cli.md's synopsis and the top-level help name every word bothost takes in a 
   }
   expect(problems).toEqual([]);
 });
+
+it("README.md's command table has a row for every bothost command, and its exit codes every code the help gives", async () => {
+  const main = await read("src/cli/main.ts");
+  const commands = [...main.matchAll(/^ {2}(\w+): \{\n\s+summary:/gm)].map((m) => m[1]!);
+  const readme = await read("README.md");
+  const rows = new Set([...readme.matchAll(/^\| `bothost (\w+)[^`]*` \|/gm)].map((m) => m[1]!));
+  expect(commands.filter((c) => !rows.has(c))).toEqual([]);
+  const helpCodes = [.../Exit codes:([^`]*)/.exec(main)![1]!.matchAll(/\b(\d+) [a-z]/g)].map((m) => m[1]!);
+  const readmeCodes = /Exit codes:([\s\S]*?)\(\[reference\]/.exec(readme)?.[1] ?? "";
+  expect(helpCodes.length).toBeGreaterThan(4);
+  expect(helpCodes.filter((code) => !new RegExp(`\\b${code} `).test(readmeCodes))).toEqual([]);
+});
