@@ -186,20 +186,30 @@ export class RateBucket {
   /**
    * {@link acquire} without a promise when the call may start at once (`undefined`); otherwise
    * the wait, in `lane` (see budget-line.ts): the call's start is recorded when its turn comes.
-   * Throws at once if `signal` is already aborted.
+   * `waits` is called when the call must wait, before it joins the line (a {@link nextStartAt}
+   * asked then is the call's own start). Throws at once if `signal` is already aborted, or
+   * aborts in `waits`.
    */
-  take(signal?: AbortSignal, lane?: CallLane): Promise<void> | undefined {
-    const at = this.#ask(signal, lane);
+  take(signal?: AbortSignal, lane?: CallLane, waits?: () => void): Promise<void> | undefined {
+    const at = this.#ask(signal, lane, waits);
     return typeof at === "number" ? undefined : at.then(() => undefined);
   }
 
   /** The call's start: now, or when its turn comes. */
-  #ask(signal: AbortSignal | undefined, lane: CallLane | undefined): number | Promise<number> {
+  #ask(
+    signal: AbortSignal | undefined,
+    lane: CallLane | undefined,
+    waits?: () => void,
+  ): number | Promise<number> {
     if (signal?.aborted) throw signal.reason;
     const now = this.clock.now();
     if (!this.enforced || (this.#line.size === 0 && this.#freeAt(now) <= now)) {
       this.#start(now);
       return now;
+    }
+    if (waits) {
+      waits();
+      if (signal?.aborted) throw signal.reason;
     }
     const turn = this.#line.add(laneOf(lane, signal), signal, () => this.#nap?.abort());
     void this.#serve();

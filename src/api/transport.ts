@@ -8,7 +8,7 @@ import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import type { Clock } from "../time/clock.ts";
 import type { CallLane } from "./budget-line.ts";
-import { budgetWait } from "./budget-waits.ts";
+import { budgetWait, takeTold } from "./budget-waits.ts";
 import { encodeParams, type Params } from "./encode.ts";
 import {
   ApiError,
@@ -273,8 +273,8 @@ export function createTransport(config: TransportConfig): RequestFn {
     // is awaited here, not in a helper of its own.
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
-      const wait = attempt === 1 && options.slot?.use() ? undefined : bucket.take(signal, options.lane);
-      if (wait) await budgetWait(wait, signal);
+      const wait = attempt === 1 && options.slot?.use() ? undefined : takeTold(bucket, signal, options.lane);
+      if (wait) await wait;
       const started = clock.now();
       // Only a call the budget held waited: the clock may cross a millisecond during a take that holds nothing.
       if (wait) {

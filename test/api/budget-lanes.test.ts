@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { CallLane } from "../../src/api/budget-line.ts";
+import { watchBudgetWaits } from "../../src/api/budget-waits.ts";
 import { backgroundClientOf } from "../../src/api/client-lane.ts";
 import { type Client, createClient } from "../../src/api/create-client.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -117,4 +118,27 @@ it("a background call's expected wait counts the live calls that start before it
     await expect.poll(() => botSaid(sandbox, BOT).length).toBe(made + 1);
   }
   await Promise.all(sent);
+});
+
+it("the wait a watcher estimates when a call begins waiting is that call's own", async () => {
+  await send("spent");
+  await clock.tick(10_000);
+  // As an inbound webhook's handler does, to refuse a request whose call would wait too long.
+  const watched = new AbortController().signal;
+  const told: (number | "ended")[] = [];
+  watchBudgetWaits(watched, {
+    began: () => told.push(client.budget.other.nextStartAt() - clock.now()),
+    ended: () => told.push("ended"),
+  });
+  const sent = client.messages.send(
+    { type: "channel", to: "general", topic: "t", content: "watched" },
+    { signal: watched },
+  );
+  await flushAsync();
+  // It starts when the minute of the spent call is over, 50 s from now, not a call later.
+  expect(told).toEqual([50_000]);
+  await clock.tick(50_000);
+  await sent;
+  expect(told).toEqual([50_000, "ended"]);
+  expect(botSaid(sandbox, BOT)).toEqual(["spent", "watched"]);
 });

@@ -12,6 +12,7 @@ import relay from "../../bots/webhook-relay.ts";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { WEBHOOK_RUNS_PER_BOT } from "../../src/webhook/budget-room.ts";
 import { startDaemon } from "../support/http-daemon.ts";
@@ -167,18 +168,34 @@ it(`a request finding ${WEBHOOK_RUNS_PER_BOT} of the bot's handlers running is a
   expect((await Promise.all(held)).map((r) => r.status)).toEqual(Array(WEBHOOK_RUNS_PER_BOT).fill(200));
 });
 
+/** The bot's calls the server saw, but for the event queue's. */
+const botCalls = (sb: Sandbox) =>
+  sb.control.requests
+    .filter((r) => r.email === BOT && r.path !== "/events")
+    .map((r) => `${r.method} ${r.path}`);
+
 /**
- * With a budget of 2 calls a minute, the first relay spends the minute: a request while the
- * window frees in `refusedIn` s is refused at once (`Retry-After`), one while it frees in
- * `inTimeIn` s waits for it and is relayed. `more`: YAML for the bot's config entry.
+ * With a budget of 2 calls a minute, the daemon's start makes POST /register and GET /users/me at
+ * 0 s, and GET /streams once their minute is over, at 60 s. The first relay, at 61 s, spends the
+ * minute with it: a call after them starts at 120 s, 59 s after the relay.
+ */
+async function firstRelayAt61s(clock: TestClock, sb: Sandbox, url: string) {
+  await clock.advance(59_999);
+  expect(botCalls(sb)).toEqual(["POST /register", "GET /users/me"]);
+  await clock.advance(1_001);
+  expect((await deliver(url, "first")).status).toBe(200);
+  expect(botCalls(sb)).toEqual(["POST /register", "GET /users/me", "GET /streams", "POST /messages"]);
+}
+
+/**
+ * A request while the minute frees in `refusedIn` s is refused at once (`Retry-After`), one while
+ * it frees in `inTimeIn` s waits for it and is relayed. `more`: YAML for the bot's config entry.
  */
 async function refusedThenInTime(more: string[], refusedIn: number, inTimeIn: number) {
   const clock = new TestClock({ held: true });
   const { sandbox: sb, url } = await start(clock, 2, "30s", more);
-  // The start's calls have left the minute's window; the first relay spends the next one.
-  await clock.advance(61_000);
-  expect((await deliver(url, "first")).status).toBe(200);
-  await clock.advance(60_000 - refusedIn * 1_000);
+  await firstRelayAt61s(clock, sb, url);
+  await clock.advance(59_000 - refusedIn * 1_000);
   const from = clock.now();
   const refused = await movingClock(clock, 100, deliver(url, "late"));
   expect(refused).toMatchObject({ status: 503, retryAfter: String(refusedIn) });
@@ -204,10 +221,9 @@ it("a webhook's sender_timeout sets its deadline, its margin a fifth of it: 3 s 
 it("a send whose wait would outlast the handler_timeout is refused at once, not timed out", async () => {
   const clock = new TestClock({ held: true });
   const { sandbox: sb, url } = await start(clock, 2, "2s");
-  await clock.advance(61_000);
-  expect((await deliver(url, "first")).status).toBe(200);
+  await firstRelayAt61s(clock, sb, url);
   // A send would wait 5 s, past the 2 s timeout: 503 with Retry-After, not a 500 at the timeout.
-  await clock.advance(55_000);
+  await clock.advance(54_000);
   const from = clock.now();
   const answer = await movingClock(clock, 100, deliver(url, "second"));
   expect(answer).toMatchObject({ status: 503, retryAfter: "5" });
