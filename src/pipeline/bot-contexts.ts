@@ -180,9 +180,12 @@ export class BotContexts {
   }
 
   /** Stage 4 for a handler that is not an event's (see {@link RunHandler}). */
-  readonly runHandler: RunHandler = (signal, source, bindings, extend, handler, effects, staged) => {
+  readonly runHandler: RunHandler = (signal, source, bindings, extend, handler, effects, staged, letter) => {
+    // A letter's replay gives way to live calls, as in forRun.
+    const deps = letter ? this.#inBackground() : this.deps();
+    const from = letter ? backgroundSource(signal) : signal;
     const run = (state?: KV) =>
-      handler(extend(new LazyBaseContext(this.deps(), signal, source, bindings, effects, state)));
+      handler(extend(new LazyBaseContext(deps, from, source, bindings, effects, state)));
     // Staged: the run's state writes are applied once it succeeded, before its result goes on.
     return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run, staged.keptMs);
   };

@@ -101,7 +101,8 @@ export interface DispatchMetrics extends FailureMetrics {
  * writes are kept until `handler` succeeds, then applied (marked under `once`, so a later run of
  * the same occurrence applies nothing, for `keptMs` if given, else the bot's default), and the
  * result is a promise that resolves after them; without it `ctx.state` writes at once
- * (`bot.onStart()`).
+ * (`bot.onStart()`). `letter`: the run is a dead letter's replay (a cron job's), which no one
+ * waits on: its calls wait in the budget's background lane, as an event letter's do.
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
@@ -111,6 +112,7 @@ export type RunHandler = <C, R>(
   handler: (ctx: C) => R,
   effects?: SendEffects,
   staged?: { once: string | undefined; keptMs?: number },
+  letter?: boolean,
 ) => R;
 
 /** A cron job's occurrence: what its dead letter keeps as the event. */

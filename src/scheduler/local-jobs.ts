@@ -218,6 +218,8 @@ export class LocalJobs {
           declaration.handler,
           effects,
           { once, keptMs },
+          // A letter's replay: its calls wait in the budget's background lane.
+          letter !== undefined,
         ),
       signal,
       letter,

@@ -7,8 +7,9 @@
  * held test clock (the budget's pacing moves only with it). Order is read from the sandbox's
  * messages, in the order it took the sends.
  *
- * The replayed run's calls wait in the budget's background lane: a person's message received while
- * they wait is answered before them, not behind every one of them.
+ * The replayed run's calls (an event's letter's or a cron job's) wait in the budget's background
+ * lane: a person's message received while they wait is answered before them, not behind every one
+ * of them.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
@@ -32,14 +33,19 @@ afterEach(async () => {
 });
 
 /** A daemon whose bot's account is allowed 5 calls a minute, its client planning with the same. */
-async function startLimited(name: string, email: string, definition: GatedDaemonOptions["definition"]) {
+async function startLimited(
+  name: string,
+  email: string,
+  definition: GatedDaemonOptions["definition"],
+  clock = new TestClock({ held: true }),
+) {
   up = await startGatedDaemon({
     name,
     email,
     fullName: name,
     definition,
     extra: "handler_timeout: 1h\nretries: { attempts: 1 }\nrate_limit: { per_minute: 5, per_hour: 2000 }",
-    clock: new TestClock({ held: true }),
+    clock,
   });
   up.sandbox.control.setUserRateLimit(email, [
     [60, 5],
@@ -117,11 +123,20 @@ function partsBot(sendPart: (ctx: BotContext, content: string) => Promise<unknow
   return bot;
 }
 
-/** The letter of `bot` replayed, a live message sent while its parts wait: what the bot said, in order. */
-async function liveAmongParts(name: string, email: string, bot: ReturnType<typeof partsBot>) {
-  const daemon = await startLimited(name, email, bot.definition);
+/**
+ * The letter of `bot` replayed, a live message sent while its parts wait: what the bot said, in
+ * order. `keep`: keeps the letter (default: a message the bot fails on); `heldClock`: the daemon's.
+ */
+async function liveAmongParts(
+  name: string,
+  email: string,
+  bot: ReturnType<typeof partsBot>,
+  keep: (daemon: GatedDaemon) => unknown = (daemon) => daemon.dm("old"),
+  heldClock?: TestClock,
+) {
+  const daemon = await startLimited(name, email, bot.definition, heldClock);
   const { sandbox, clock, running } = daemon;
-  daemon.dm("old");
+  await keep(daemon);
   await expect.poll(async () => (await running.daemon.letters.list()).length, { timeout: 15_000 }).toBe(1);
   await clock.advance(61_000);
   bot.fails = false;
@@ -213,4 +228,55 @@ it("a person's answer to a waiting dialog is handled live while a replay's calls
   const lastPart = Math.max(...said.map((text, i) => (text.startsWith("part") ? i : -1)));
   expect(said.indexOf("got it")).toBeGreaterThan(0);
   expect(said.indexOf("got it")).toBeLessThan(lastPart);
+});
+
+/** A bot whose nightly job sends a long answer in parts at once; a message "live" is answered with `ctx.reply`. */
+function nightlyPartsBot() {
+  const bot = {
+    liveAsked: false,
+    fails: false,
+    definition: defineBot({
+      setup(b) {
+        // Its occurrences fall outside the test's clock: it runs only as its kept letter's replay.
+        b.cron("0 3 * * *", { id: "nightly" }, async (ctx) => {
+          // Through ctx.api, without ctx.signal: the lane follows the run.
+          const part = (i: number) =>
+            ctx.api.messages.send({
+              type: "direct",
+              to: ["member@sandbox.example"],
+              content: `part ${i + 1}`,
+            });
+          await Promise.all(Array.from({ length: PARTS }, (_, i) => part(i)));
+        });
+        b.on("message", async (ctx) => {
+          if (ctx.text !== "live") return;
+          bot.liveAsked = true;
+          await ctx.reply("ack live");
+        });
+      },
+    }),
+  };
+  return bot;
+}
+
+it("a cron job's letter's replay gives way to a live reply too", async () => {
+  const at = "2026-03-02T03:00:00.000Z";
+  const keepNightly = (daemon: GatedDaemon) =>
+    daemon.running.daemon.letters.of("nightly").add({
+      source: "job",
+      event: { type: "cron_job", job: "nightly", scheduledFor: at, firedAt: at, catchUp: false },
+      error: new Error("the backend for nightly is down"),
+      attempts: 1,
+      firstFailedAt: at,
+      lastFailedAt: at,
+    });
+  const said = await liveAmongParts(
+    "nightly",
+    "nightly-bot@sandbox.example",
+    nightlyPartsBot(),
+    keepNightly,
+    new TestClock({ held: true, start: "2026-03-02T07:00:00Z" }),
+  );
+  expect(said.indexOf("ack live")).toBeGreaterThanOrEqual(5);
+  expect(said.indexOf("ack live")).toBeLessThan(10);
 });
