@@ -1,4 +1,5 @@
 import type { CallLane } from "./budget-line.ts";
+import type { BudgetSlot } from "./rate-budget.ts";
 
 /**
  * A call's waits for the account's rate budget (its bucket's pacing, or a 429's `retry-after`),
@@ -62,5 +63,23 @@ export function takeTold(
   } catch (err) {
     ends?.();
     throw err;
+  }
+}
+
+/**
+ * `bucket.reserve(signal)`, its wait told to the watcher of `signal` (if any) as {@link takeTold}
+ * tells it: not at all when the slot is free at once.
+ */
+export async function reserveTold(
+  bucket: { reserve(signal?: AbortSignal, lane?: CallLane, waits?: () => void): Promise<BudgetSlot> },
+  signal: AbortSignal | undefined,
+): Promise<BudgetSlot> {
+  let ends: (() => void) | undefined;
+  try {
+    return await bucket.reserve(signal, undefined, () => {
+      ends = budgetWaitBegins(signal);
+    });
+  } finally {
+    ends?.();
   }
 }

@@ -143,10 +143,10 @@ export class RateBucket {
    * Resolves once a call may start, with that start reserved in the same step: work committed to
    * before the call (a report's claim) cannot lose the slot to another call meanwhile. The call
    * is handed the slot (its `slot` option) and starts in it without waiting; a slot no call will
-   * use is given back with `release()`.
+   * use is given back with `release()`. `waits`: as for {@link take}.
    */
-  async reserve(signal?: AbortSignal, lane?: CallLane): Promise<BudgetSlot> {
-    return this.#slot(await this.#ask(signal, lane));
+  async reserve(signal?: AbortSignal, lane?: CallLane, waits?: () => void): Promise<BudgetSlot> {
+    return this.#slot(await this.#ask(signal, lane, waits));
   }
 
   #slot(at: number): BudgetSlot {

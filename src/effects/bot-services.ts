@@ -4,7 +4,7 @@
  * events only if the queue receives their types (`bot.track(…)` in setup).
  */
 import type { Logger } from "pino";
-import { budgetWait } from "../api/budget-waits.ts";
+import { reserveTold } from "../api/budget-waits.ts";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { TypingParams } from "../api/resources/typing.ts";
@@ -171,8 +171,7 @@ export class BotServices {
       log,
       clock: this.#clock,
       ...(this.#o.commit ? { commit: this.#o.commit } : {}),
-      budgetSlot: (signal) =>
-        budgetWait(client.budget.of("POST", "/messages/0/report").reserve(signal), signal),
+      budgetSlot: (signal) => reserveTold(client.budget.of("POST", "/messages/0/report"), signal),
     });
     return this.#reporter;
   }

@@ -48,6 +48,10 @@ const withCounter = {
     bot.webhook("peek", { verify: { type: "none" } }, async (ctx) => ({
       careful: (await ctx.state.get<boolean>("careful")) ?? false,
     }));
+    // Reports the message whose id the body's text gives.
+    bot.webhook("report", { verify: { type: "none" } }, async (ctx) => ({
+      result: await ctx.report(Number((ctx.request.body as { text: string }).text), "spam"),
+    }));
   },
 } as unknown as BotDefinition<never, never>;
 
@@ -95,6 +99,7 @@ async function start(clock: TestClock, perMinute: number, handlerTimeout = "30s"
     url: `${running.url}/webhooks/relay/alerts`,
     counter: `${running.url}/webhooks/relay/count`,
     careful: `${running.url}/webhooks/relay/careful`,
+    report: `${running.url}/webhooks/relay/report`,
     logs: running.logs,
   };
 }
@@ -278,4 +283,24 @@ it("refusals are said at warn: the first at once, then one line a minute per bot
   await cleanup?.();
   cleanup = undefined;
   expect(said().map((l) => l.refused)).toEqual([1, 3, 1, 1]);
+});
+
+it("a report with the minute's last call left is made, not refused; one that would wait long is refused at once", async () => {
+  const clock = new TestClock({ held: true });
+  const { sandbox: sb, report } = await start(clock, 2);
+  const spam = (content: string) =>
+    sb.control.sendAs("member@sandbox.example", { type: "stream", to: "general", topic: "t", content }).id;
+  // The start's GET /streams, at 60 s, is the minute's only call: one is left until 120 s.
+  await clock.advance(61_000);
+  const first = spam("buy watches");
+  expect(await deliver(report, String(first))).toMatchObject({
+    status: 200,
+    body: { result: { reported: true } },
+  });
+  // The minute is spent: a report now would wait 59 s, past the 10 s sender's deadline.
+  const from = clock.now();
+  const refused = await movingClock(clock, 100, deliver(report, String(spam("buy rings"))));
+  expect(refused).toMatchObject({ status: 503, retryAfter: "59" });
+  expect(clock.now() - from).toBeLessThan(1_000);
+  expect(botCalls(sb).filter((c) => c.endsWith("/report"))).toEqual([`POST /messages/${first}/report`]);
 });
