@@ -2,7 +2,8 @@
  * The operator's guides (docs/operations) stand on their own: a link into docs/internals is only
  * ever offered "for how it works", what they point at with "delivery guarantees" is a link (to the
  * operator's page on them), and every link of theirs reaches a file and, when it names one, a
- * heading of that file.
+ * heading of that file. Each warning and error the webhook code logs is named, as it is logged,
+ * in running.md or the webhooks guide.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -93,5 +94,22 @@ describe("the operator's guides", () => {
         .map((l) => `${l.at}: ${l.target}`),
     );
     expect(broken).toEqual([]);
+  });
+
+  it("name each warning and error line of the webhook code as it is logged", () => {
+    const dir = path.join(repoRoot, "src/webhook");
+    const logged = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
+      const code = readFileSync(path.join(dir, file), "utf8");
+      for (const call of code.matchAll(/\b\w*log\.(?:error|warn)\(([^;]*?)\);/gs)) {
+        for (const literal of (call[1] ?? "").matchAll(/"([^"\\]{8,})"/g)) logged.add(literal[1] ?? "");
+      }
+    }
+    expect(logged.size).toBeGreaterThan(5);
+    const docs = ["docs/operations/running.md", "docs/guide/webhooks.md"]
+      .map((f) => readFileSync(path.join(repoRoot, f), "utf8"))
+      .join("\n")
+      .replace(/\s+/g, " ");
+    expect([...logged].filter((msg) => !docs.includes(`\`${msg}`))).toEqual([]);
   });
 });
