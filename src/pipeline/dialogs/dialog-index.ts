@@ -1,13 +1,19 @@
 /**
- * The dialogs one process knows, in memory (the one writer, dialogs.ts, keeps it): an entry per
- * dialog, found by its id, by where it waits and for whom (dialog-places.ts), by the message its
- * buttons are on (dialog-reactions.ts), and by its deadline (deadline-timer.ts). Putting an entry
- * in tells the bot which events its queue needs for it (dialog-deletions.ts).
+ * The dialogs one process knows, in memory, kept by their one writer (`Dialogs`, dialogs.ts, which
+ * extends this class): an entry per dialog, found by its id, by where it waits and for whom
+ * (dialog-places.ts), by the message its buttons are on (dialog-reactions.ts), and by its deadline
+ * (deadline-timer.ts); and what a message is to them (`match`). Putting an entry in tells the bot
+ * which events its queue needs for it (dialog-deletions.ts). *
+ * A message answers a dialog only if it comes from the person asked (for a question others
+ * answer: one of them, or the dialog's person saying the cancel word, see dialog-places.ts), in the
+ * dialog's conversation, after the question (its id above the question's) and before the deadline
+ * (late only when it reached the bot after it and the server stamped it after it: `lateFor`): one
+ * caught up after a restart answers the question open when it was sent, or is an ordinary message.
  */
 import { StateError } from "../../state/state-error.ts";
 import { RouterError } from "../router-error.ts";
-import type { Membership } from "./ask-options.ts";
-import type { DeadlineTimer } from "./deadline-timer.ts";
+import { NOBODY_KNOWN } from "./ask-options.ts";
+import { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
 import {
   type Candidate,
@@ -20,53 +26,72 @@ import {
   whenOver,
 } from "./dialog-entry.ts";
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
-import type { Buttons } from "./dialog-reactions.ts";
+import { Buttons } from "./dialog-reactions.ts";
 import type { DialogHead } from "./dialog-record.ts";
-import type { DialogSignals, WantedEvent } from "./dialogs-options.ts";
+import type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 
 export class DialogIndex {
+  protected readonly o: DialogsOptions;
   readonly #byId = new Map<string, DialogEntry>();
   /** Made by the first dialog: most bots never ask. */
   #places: DialogPlaces | undefined;
-  readonly #buttons: Buttons;
-  readonly #deadlines: DeadlineTimer;
-  readonly #wants: ((type: WantedEvent) => void) | undefined;
+  /** The waiting questions a reaction answers (emoji choices), by message id. */
+  readonly buttons: Buttons;
+  protected readonly deadlines: DeadlineTimer;
 
-  constructor(buttons: Buttons, deadlines: DeadlineTimer, wants: ((type: WantedEvent) => void) | undefined) {
-    this.#buttons = buttons;
-    this.#deadlines = deadlines;
-    this.#wants = wants;
+  constructor(options: DialogsOptions) {
+    this.o = options;
+    const who = () => options.members ?? NOBODY_KNOWN;
+    const reactions = options.wants && (() => options.wants?.("reaction"));
+    this.buttons = new Buttons(who, () => options.clock.now(), reactions, options.selfId, options.presses);
+    this.deadlines = new DeadlineTimer(options.clock, () => this.entries());
   }
 
+  /** Dialogs known to this process (waiting, or being run). */
   get size(): number {
     return this.#byId.size;
   }
 
-  get(id: string): DialogEntry | undefined {
+  /** The entry of dialog `id`, if this process knows it. */
+  entry(id: string): DialogEntry | undefined {
     return this.#byId.get(id);
   }
 
-  has(id: string): boolean {
-    return this.#byId.has(id);
-  }
-
-  values(): IterableIterator<DialogEntry> {
+  /** Every dialog this process knows. */
+  entries(): IterableIterator<DialogEntry> {
     return this.#byId.values();
   }
 
-  /** Whether `entry` is the one this process knows for its dialog (not one replaced or forgotten since). */
-  current(entry: DialogEntry): boolean {
-    return this.#byId.get(entry.id) === entry;
+  /** What `message`, from `userId` in `conversation`, is to the dialogs there (`said`: its text, on demand). */
+  match(conversation: string, userId: number, message: Candidate, said?: () => string): Match | undefined {
+    // The message that began a dialog, caught up again: its question's append was its commit.
+    if (this.#byId.has(String(message.id))) return "duplicate";
+    const who = this.o.members ?? NOBODY_KNOWN;
+    const now = this.o.clock.now();
+    const places = this.#places;
+    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
+    if (entry !== undefined) return matched(entry, message, now);
+    // A question for others there holds an answer (or a deadline) not yet run: it came first, so
+    // it runs before any later message there (a new request then finds the question decided).
+    const held = places?.at(conversation, ANYONE);
+    if (held === undefined) return undefined;
+    if (held.ready !== undefined) return held.ending !== undefined ? { busy: held } : { ready: held.id };
+    // Its deadline passed before the message was sent (caught up after a restart): the deadline
+    // came first, so its run goes first and the message is ordinary after it.
+    return held.waiting && lateFor(held.head, message, now) ? matched(held, message, now) : undefined;
   }
 
-  /** The dialog waiting for `userId` in `conversation`. */
-  at(conversation: string, userId: number): DialogEntry | undefined {
-    return this.#places?.at(conversation, userId);
+  /** Undo {@link match}: nothing was recorded (a stop cut the write short); it waits again, as its header says. */
+  unmatch(entry: DialogEntry): void {
+    if (!this.current(entry)) return;
+    entry.due = false;
+    settle(entry);
+    if (entry.waiting) this.deadlines.waits(entry);
   }
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
   busy(conversation: string, userId: number, id: string): boolean {
-    const entry = this.at(conversation, userId);
+    const entry = this.#places?.at(conversation, userId);
     return entry !== undefined && entry.id !== id;
   }
 
@@ -87,9 +112,9 @@ export class DialogIndex {
     overdue = false,
   ): Promise<boolean> {
     for (;;) {
-      const entry = this.at(conversation, userId);
+      const entry = this.#places?.at(conversation, userId);
       if (entry === undefined || entry.id === id) return false;
-      const due = overdue && !entry.running && entry.ending === undefined && this.#deadlines.overdue(entry);
+      const due = overdue && !entry.running && entry.ending === undefined && this.deadlines.overdue(entry);
       if (!(due || entry.running || entry.ending || entry.ready !== undefined)) return true;
       // Overdue, the entry is replaced (or dropped) once its deadline is recorded.
       if (await (due ? nextSettle(entry, signal) : whenOver(entry, signal, true))) continue;
@@ -110,29 +135,9 @@ export class DialogIndex {
     return n;
   }
 
-  /**
-   * What `message`, from `userId` in `conversation` (`said`: its text, on demand), is to the
-   * dialog there, at `now` (see `matched`).
-   */
-  match(
-    conversation: string,
-    userId: number,
-    message: Candidate,
-    said: (() => string) | undefined,
-    who: Membership,
-    now: number,
-  ): Match | undefined {
-    const places = this.#places;
-    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
-    if (entry !== undefined) return matched(entry, message, now);
-    // A question for others there holds an answer (or a deadline) not yet run: it came first, so
-    // it runs before any later message there (a new request then finds the question decided).
-    const held = places?.at(conversation, ANYONE);
-    if (held === undefined) return undefined;
-    if (held.ready !== undefined) return held.ending !== undefined ? { busy: held } : { ready: held.id };
-    // Its deadline passed before the message was sent (caught up after a restart): the deadline
-    // came first, so its run goes first and the message is ordinary after it.
-    return held.waiting && lateFor(held.head, message, now) ? matched(held, message, now) : undefined;
+  /** Whether `entry` is the one this process knows for its dialog (not one replaced or forgotten since). */
+  protected current(entry: DialogEntry): boolean {
+    return this.#byId.get(entry.id) === entry;
   }
 
   /**
@@ -140,16 +145,16 @@ export class DialogIndex {
    * its end under way (a question its run kept meanwhile takes no answer: see `matched`);
    * `asking`: a new dialog, its first question being asked (see `DialogEntry.asking`).
    */
-  put(head: DialogHead, asking = false): DialogEntry {
+  protected put(head: DialogHead, asking = false): DialogEntry {
     const old = this.#byId.get(head.id);
     if (old) this.drop(old);
     const entry = new DialogEntry(head, asking, old?.ending);
     this.#byId.set(head.id, entry);
     this.#places ??= new DialogPlaces();
     this.#places.put(entry);
-    this.#buttons.put(entry);
-    if (entry.waiting) this.#deadlines.waits(entry);
-    for (const type of eventsWanted(entry)) this.#wants?.(type);
+    this.buttons.put(entry);
+    if (entry.waiting) this.deadlines.waits(entry);
+    for (const type of eventsWanted(entry)) this.o.wants?.(type);
     return entry;
   }
 
@@ -157,7 +162,7 @@ export class DialogIndex {
    * Index the headers a start read (ended ones are not); returns those holding an answer (or a
    * deadline) not yet run, marked ready (their logs read when they run), and those of ended dialogs (a note not known to be said).
    */
-  load(heads: readonly DialogHead[]): DialogHead[] {
+  protected index(heads: readonly DialogHead[]): DialogHead[] {
     const ready: DialogHead[] = [];
     for (const head of heads) {
       const entry = head.ended === undefined ? this.put(head) : undefined;
@@ -168,27 +173,19 @@ export class DialogIndex {
     return ready;
   }
 
-  /** Undo a match of `entry` (see `Dialogs.unmatch`): it waits again, as its header says. */
-  unmatch(entry: DialogEntry): void {
-    if (!this.current(entry)) return;
-    entry.due = false;
-    settle(entry);
-    if (entry.waiting) this.#deadlines.waits(entry);
-  }
-
   /** `entry` is known no more: whatever waited for it (a message, a reaction) goes on. */
-  drop(entry: DialogEntry): void {
+  protected drop(entry: DialogEntry): void {
     settle(entry);
     this.#byId.delete(entry.id);
     this.#places?.drop(entry);
-    this.#buttons.drop(entry);
+    this.buttons.drop(entry);
   }
 
   /**
    * Dialog `id` ended: `entry`, as the end found it, is known no more, nor one put for the dialog
    * since (its run's question kept while the end was written), which would wait there for good.
    */
-  over(id: string, entry: DialogEntry | undefined): void {
+  protected over(id: string, entry: DialogEntry | undefined): void {
     const since = this.#byId.get(id);
     if (entry !== undefined) this.drop(entry);
     if (since !== undefined && since !== entry) this.drop(since);
@@ -203,7 +200,7 @@ export class DialogIndex {
    * dropped when the dialog ended or its log is gone. A failed read rejects with the store's
    * error: the write is tried again, refused again, and the header read again.
    */
-  async reread(
+  protected async reread(
     entry: DialogEntry,
     read: (id: string) => Promise<DialogHead | undefined>,
     on: DialogSignals | undefined,
@@ -218,10 +215,10 @@ export class DialogIndex {
   }
 
   /** Every entry dropped (the bot stops, or loads its dialogs again). */
-  clear(): void {
+  protected clear(): void {
     for (const entry of this.#byId.values()) {
       settle(entry);
-      this.#buttons.drop(entry);
+      this.buttons.drop(entry);
     }
     this.#byId.clear();
     this.#places = undefined;

@@ -1,25 +1,17 @@
 /**
- * A bot's dialogs: the one writer of their logs (dialog-log.ts) and, in memory, a small entry per
- * dialog so that a message is matched to the dialog waiting for it without a read, and one timer on
- * the daemon's clock for the earliest deadline (deadline-timer.ts). Waiting costs no handler, no
+ * A bot's dialogs: the one writer of their logs (dialog-log.ts) and, in memory (the class it
+ * extends, dialog-index.ts), a small entry per dialog so that a message is matched to the dialog
+ * waiting for it without a read, and one timer on the daemon's clock for the earliest deadline
+ * (deadline-timer.ts). Waiting costs no handler, no
  * slot and no `handler_timeout`: a dialog's handler runs only when an answer (or its deadline)
  * comes, replaying its log.
- *
- * A message answers a dialog only if it comes from the person asked (for a question others
- * answer: one of them, or the dialog's person saying the cancel word, see dialog-places.ts), in the
- * dialog's conversation, after the question (its id above the question's) and before the deadline
- * (late only when it reached the bot after it and the server stamped it after it: `lateFor`): one
- * caught up after a restart answers the question open when it was sent, or is an ordinary message.
  */
 import type { JsonValue } from "../../state/state-store.ts";
-import { NOBODY_KNOWN } from "./ask-options.ts";
-import { DeadlineTimer } from "./deadline-timer.ts";
 import { wantedAsking } from "./dialog-deletions.ts";
 import {
   type Candidate,
   type DialogEntry,
   type DialogView,
-  type Match,
   oldest,
   type ReadyRun,
   settle,
@@ -27,7 +19,6 @@ import {
 } from "./dialog-entry.ts";
 import { DialogIndex } from "./dialog-index.ts";
 import { DialogEnded, DialogLog, ENDED_KEPT_MS, LogMoved, type NoteOfLog } from "./dialog-log.ts";
-import { Buttons } from "./dialog-reactions.ts";
 import {
   type AskedIn,
   type DialogHead,
@@ -46,35 +37,19 @@ export type { DialogView } from "./dialog-entry.ts";
 /** An entry whose log holds an append, not ending here: its header is in the store unless the store lost it. */
 const hadLog = (entry: DialogEntry) => (entry.head.n ?? entry.head.seq) > 0 && entry.ending === undefined;
 
-export class Dialogs {
-  readonly #o: DialogsOptions;
+export class Dialogs extends DialogIndex {
   readonly log: DialogLog;
-  /** The dialogs this process knows, by id, place, button and deadline. */
-  readonly #known: DialogIndex;
   /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
   #ended = new RecentlyEnded();
   #on: DialogSignals | undefined;
-  readonly #deadlines: DeadlineTimer;
-  /** The waiting questions a reaction answers (emoji choices), by message id. */
-  readonly buttons: Buttons;
   /** Aborted when the bot stops: an end no run waits for (an operator's) stops trying then. */
   #live = new AbortController();
   /** When the bot last stopped here: the entries kept since are checked against the store at {@link load}. */
   #pausedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: DialogsOptions) {
-    this.#o = options;
-    const who = () => options.members ?? NOBODY_KNOWN;
-    const reactions = options.wants && (() => options.wants?.("reaction"));
-    this.buttons = new Buttons(who, () => options.clock.now(), reactions, options.selfId, options.presses);
+    super(options);
     this.log = new DialogLog(options.store, options.commit);
-    this.#deadlines = new DeadlineTimer(options.clock, () => this.#known.values());
-    this.#known = new DialogIndex(this.buttons, this.#deadlines, options.wants);
-  }
-
-  /** Dialogs known to this process (waiting, or being run). */
-  get size(): number {
-    return this.#known.size;
   }
 
   /**
@@ -87,26 +62,26 @@ export class Dialogs {
    * lost them (a Redis restarted without persistence, or flushed).
    */
   async load(): Promise<{ ready: DialogHead[]; lost: DialogHead[] }> {
-    const recent = this.#o.clock.now() - this.#pausedAt < ENDED_KEPT_MS;
-    const before = recent ? [...this.#known.values()].filter(hadLog).map((e) => e.head) : [];
+    const recent = this.o.clock.now() - this.#pausedAt < ENDED_KEPT_MS;
+    const before = recent ? [...this.entries()].filter(hadLog).map((e) => e.head) : [];
     this.stop();
-    if (!this.#o.persist) return { ready: [], lost: [] };
+    if (!this.o.persist) return { ready: [], lost: [] };
     const found = new Set<string>();
-    const ready = this.#known.load(await this.log.heads(found));
+    const ready = this.index(await this.log.heads(found));
     return { ready, lost: before.filter((head) => !found.has(head.id)) };
   }
 
   /** Wait for the deadlines from now on (one already past fires at once), and for started dialogs. */
   arm(on: DialogSignals): void {
     this.#on = on;
-    this.#deadlines.arm((entry) => on.due(entry.id, entry.head.conversation));
+    this.deadlines.arm((entry) => on.due(entry.id, entry.head.conversation));
     this.#live = new AbortController();
   }
 
   /** Stop the timer (the bot stops; the logs stay); entries stay until the next {@link load}. */
   pause(): void {
-    this.#pausedAt = this.#o.clock.now();
-    this.#deadlines.stop();
+    this.#pausedAt = this.o.clock.now();
+    this.deadlines.stop();
     this.#on = undefined;
     this.#live.abort();
   }
@@ -119,21 +94,8 @@ export class Dialogs {
   /** Forget the entries and the timer (a message waiting for a dialog's run is matched again). */
   stop(): void {
     this.pause();
-    this.#known.clear();
+    this.clear();
     this.#ended = new RecentlyEnded();
-  }
-
-  /** What `message`, from `userId` in `conversation`, is to the dialogs there (`said`: its text, on demand). */
-  match(conversation: string, userId: number, message: Candidate, said?: () => string): Match {
-    // The message that began a dialog, caught up again: its question's append was its commit.
-    if (this.#known.has(String(message.id))) return "duplicate";
-    const who = this.#o.members ?? NOBODY_KNOWN;
-    return this.#known.match(conversation, userId, message, said, who, this.#o.clock.now());
-  }
-
-  /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */
-  unmatch(entry: DialogEntry): void {
-    this.#known.unmatch(entry);
   }
 
   /**
@@ -156,7 +118,7 @@ export class Dialogs {
 
   /** The step `entry` waits at ended unanswered (its deadline passed; `gone`: its question deleted). */
   timeOut(entry: DialogEntry, gone?: number): Promise<DialogRecord> {
-    const at = { step: entry.head.step, at: this.#o.clock.now() };
+    const at = { step: entry.head.step, at: this.o.clock.now() };
     return this.#add(entry, gone === undefined ? { t: "late", ...at } : { t: "gone", ...at, msg: gone });
   }
 
@@ -164,7 +126,7 @@ export class Dialogs {
   async #add(entry: DialogEntry, added: LogEntry): Promise<DialogRecord> {
     const appended = this.#appendTo(entry, this.log.append(entry.head, [added]));
     const [next, before] = await Promise.all([appended, this.log.entries(entry.head)]);
-    if (this.#known.current(entry)) entry.head = next;
+    if (this.current(entry)) entry.head = next;
     return foldLog(next, [...before, added]);
   }
 
@@ -173,56 +135,31 @@ export class Dialogs {
    * writer was told it failed, as a lost reply tells it), the entry goes, so that the dialog waits
    * for nothing more here (no deadline fires again, no message is matched to it, it is not
    * listed). As moved (another writer appended meanwhile: a second instance on the same store, as
-   * during a takeover), the entry is read again from the store (`DialogIndex.reread`). Left as it
+   * during a takeover), the entry is read again from the store (`reread`). Left as it
    * was, either would wait on at a step its log has left: a passed deadline would fire again at
    * once, refused again, in a tight loop, and each answer would be refused.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
     return append.catch(async (err: unknown) => {
-      if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
-      if (err instanceof LogMoved && this.#known.current(entry))
-        await this.#known.reread(entry, (id) => this.log.head(id), this.#on);
+      if (err instanceof DialogEnded && this.current(entry)) this.drop(entry);
+      if (err instanceof LogMoved && this.current(entry))
+        await this.reread(entry, (id) => this.log.head(id), this.#on);
       throw err;
     });
   }
 
-  /**
-   * Record that the question `entry` waits at moved from conversation `was` to `to`: the dialog
-   * waits there from now on. Rejects as an answer's append does (see {@link answer}).
-   */
-  async move(entry: DialogEntry, was: string, to: AskedIn): Promise<void> {
-    entry.running = true;
-    const move: LogEntry = { t: "move", was, to, at: this.#o.clock.now() };
-    const next = await this.#appendTo(entry, this.log.append(entry.head, [move]));
-    if (this.#known.current(entry)) this.#known.put(next);
-  }
-
-  /** Dialog `record`, a dead letter's (its log ended as failed), goes on: its log begun again from it. */
-  async reopen(record: DialogRecord): Promise<DialogRecord> {
-    if (!this.#o.persist) return record;
-    const next = await this.log.reopen(record, this.#o.clock.now());
-    this.#ended.delete(record.id);
-    this.#known.put(next).running = true;
-    return this.log.read(next);
-  }
-
   /** Dialog `id`'s log, folded, as its run replays it; `fresh`: its header read again from the store. */
   async record(id: string, fresh = false): Promise<DialogRecord | undefined> {
-    const entry = this.#known.get(id);
+    const entry = this.entry(id);
     const head = fresh || entry === undefined ? await this.log.head(id) : entry.head;
     if (head === undefined || head.ended !== undefined) return undefined;
     if (fresh && entry !== undefined) entry.head = head;
     return this.log.read(head);
   }
 
-  /** The entry of dialog `id`, if this process knows it. */
-  entry(id: string): DialogEntry | undefined {
-    return this.#known.get(id);
-  }
-
   /** `run` (an answer or deadline just written) runs before the next message there; false when its dialog is not known. */
   markReady(run: ReadyRun): boolean {
-    const entry = this.#known.get(run.id);
+    const entry = this.entry(run.id);
     if (entry === undefined) return false;
     entry.ready = run;
     settle(entry);
@@ -234,7 +171,7 @@ export class Dialogs {
    * read when it was read at start. Undefined when another task took it.
    */
   async take(id: string, which?: ReadyRun): Promise<(ReadyRun & { record: DialogRecord }) | undefined> {
-    const entry = this.#known.get(id);
+    const entry = this.entry(id);
     const ready = entry?.ready;
     if (entry === undefined || ready === undefined || (which !== undefined && ready !== which))
       return undefined;
@@ -252,19 +189,24 @@ export class Dialogs {
     }
   }
 
-  /** True when a dialog other than `id` waits for `userId` in `conversation`. */
-  busy(conversation: string, userId: number, id: string): boolean {
-    return this.#known.busy(conversation, userId, id);
+  /**
+   * Record that the question `entry` waits at moved from conversation `was` to `to`: the dialog
+   * waits there from now on. Rejects as an answer's append does (see {@link answer}).
+   */
+  async move(entry: DialogEntry, was: string, to: AskedIn): Promise<void> {
+    entry.running = true;
+    const move: LogEntry = { t: "move", was, to, at: this.o.clock.now() };
+    const next = await this.#appendTo(entry, this.log.append(entry.head, [move]));
+    if (this.current(entry)) this.put(next);
   }
 
-  /** As {@link busy}, once a run or an end of the dialog there under way is over (`DialogIndex.busyAfter`). */
-  busyAfter(...args: Parameters<DialogIndex["busyAfter"]>): Promise<boolean> {
-    return this.#known.busyAfter(...args);
-  }
-
-  /** Dialogs waiting for `userId`, in any conversation, but `except` (an earlier attempt's entry). */
-  waitingFor(userId: number, except?: string): number {
-    return this.#known.waitingFor(userId, except);
+  /** Dialog `record`, a dead letter's (its log ended as failed), goes on: its log begun again from it. */
+  async reopen(record: DialogRecord): Promise<DialogRecord> {
+    if (!this.o.persist) return record;
+    const next = await this.log.reopen(record, this.o.clock.now());
+    this.#ended.delete(record.id);
+    this.put(next).running = true;
+    return this.log.read(next);
   }
 
   /**
@@ -275,16 +217,16 @@ export class Dialogs {
    * run outside the conversation's order), the person's next message there waits for it (`busy`).
    */
   asking(head: DialogHead, askIn: string, fresh: boolean): void {
-    if (!this.#o.persist) return;
-    for (const type of wantedAsking(askIn)) this.#o.wants?.(type);
+    if (!this.o.persist) return;
+    for (const type of wantedAsking(askIn)) this.o.wants?.(type);
     // Begun by an earlier run of this message (a replayed letter, or an earlier attempt): it stays.
-    if (fresh && !this.#known.has(head.id)) this.#known.put(head, true);
+    if (fresh && this.entry(head.id) === undefined) this.put(head, true);
   }
 
   /** The runs of the message that began dialog `id` ({@link asking}) ended, its log not kept: not begun. */
   notAsking(id: string): void {
-    const entry = this.#known.get(id);
-    if (entry?.asking) this.#known.drop(entry);
+    const entry = this.entry(id);
+    if (entry?.asking) this.drop(entry);
   }
 
   /**
@@ -296,13 +238,13 @@ export class Dialogs {
    * the same step kept its question first, forgotten when ended.
    */
   async append(head: DialogHead, entries: readonly LogEntry[], create: boolean, run?: AskingRun) {
-    if (!this.#o.persist) return head;
+    if (!this.o.persist) return head;
     if (this.isEnded(head.id)) throw new DialogEnded(head.id);
     const write = () => this.log.append(head, entries, create);
     const written = run ? this.retrying(run.signal, write) : write();
-    const known = this.#known.get(head.id);
+    const known = this.entry(head.id);
     const next = await (known ? this.#appendTo(known, written) : written);
-    const entry = this.#known.put(next);
+    const entry = this.put(next);
     if (!next.waiting) entry.running = true;
     else if (run?.earlier !== undefined && next.asked === run.earlier)
       this.#on?.kept(next.id, next.conversation, run.earlier);
@@ -311,7 +253,7 @@ export class Dialogs {
 
   /** `write` tried again while the store fails, until `signal` aborts (or `tries` were made). */
   retrying<T>(signal: AbortSignal, write: () => Promise<T>, tries?: number): Promise<T> {
-    return retrying({ clock: this.#o.clock, log: this.#o.log, health: this.#o.health }, signal, write, tries);
+    return retrying({ clock: this.o.clock, log: this.o.log, health: this.o.health }, signal, write, tries);
   }
 
   /**
@@ -321,17 +263,17 @@ export class Dialogs {
    * both pass. One another writer began first is read from its log, as a refused append's entry is.
    */
   async begin(head: DialogHead, origin: JsonValue, came: ReadyRun["came"]): Promise<boolean> {
-    if (this.busy(head.conversation, head.userId, head.id) || this.#known.has(head.id)) return false;
+    if (this.busy(head.conversation, head.userId, head.id) || this.entry(head.id) !== undefined) return false;
     const start: LogEntry = { t: "start", origin, at: head.startedAt };
-    const entry = this.#known.put(head);
+    const entry = this.put(head);
     entry.running = true;
     let next = head;
-    if (this.#o.persist) {
+    if (this.o.persist) {
       try {
         next = await this.#appendTo(entry, this.log.append(head, [start], true));
       } catch (err) {
         if (err instanceof LogMoved || err instanceof DialogEnded) return false;
-        if (this.#known.current(entry)) this.#known.drop(entry);
+        if (this.current(entry)) this.drop(entry);
         throw err;
       }
     }
@@ -349,7 +291,7 @@ export class Dialogs {
 
   /** True once dialog `id` is ending or ended (in this process): its runs ask nothing more. */
   isEnded(id: string): boolean {
-    return this.#ended.has(id) || this.#known.get(id)?.ending !== undefined;
+    return this.#ended.has(id) || this.entry(id)?.ending !== undefined;
   }
 
   /**
@@ -361,35 +303,29 @@ export class Dialogs {
    * the note as the log the end goes after makes it (see `DialogLog.close`).
    */
   end(id: string, by: EndReason, signal: AbortSignal, note?: EndNote, logged?: NoteOfLog): Promise<boolean> {
-    const entry = this.#known.get(id);
+    const entry = this.entry(id);
     const close = (end: LogEntry) => this.retrying(signal, () => this.#close(id, end, logged));
-    const ending = this.#ended.once(id, by, this.#o.clock.now(), close, note);
+    const ending = this.#ended.once(id, by, this.o.clock.now(), close, note);
     if (entry) entry.ending = ending;
     // Given up (the stop): the dialog goes on as it was, also the entry that a question its run
     // kept meanwhile made.
     ending.catch(() => {
-      for (const known of [entry, this.#known.get(id)])
-        if (known?.ending === ending) known.ending = undefined;
+      for (const known of [entry, this.entry(id)]) if (known?.ending === ending) known.ending = undefined;
     });
     return ending;
   }
 
   async #close(id: string, end: LogEntry, logged?: NoteOfLog): Promise<boolean> {
-    const entry = this.#known.get(id);
-    const ended = this.#o.persist ? await this.log.close(id, entry?.head, end, logged) : entry !== undefined;
-    this.#known.over(id, entry);
+    const entry = this.entry(id);
+    const ended = this.o.persist ? await this.log.close(id, entry?.head, end, logged) : entry !== undefined;
+    this.over(id, entry);
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
     if (ended) this.#ended.add(id);
     return ended;
   }
 
-  /** Every dialog this process knows. */
-  entries(): IterableIterator<DialogEntry> {
-    return this.#known.values();
-  }
-
   /** The `limit` oldest dialogs this process knows (all by default), oldest first. */
   list(limit = Number.POSITIVE_INFINITY): DialogView[] {
-    return oldest(this.#known.values(), limit).map(viewOf);
+    return oldest(this.entries(), limit).map(viewOf);
   }
 }
