@@ -3,7 +3,8 @@
  * extends this class): an entry per dialog, found by its id, by where it waits and for whom
  * (dialog-places.ts), by the message its buttons are on (dialog-reactions.ts), and by its deadline
  * (deadline-timer.ts); and what a message is to them (`match`). Putting an entry in tells the bot
- * which events its queue needs for it (dialog-deletions.ts). *
+ * which events its queue needs for it (dialog-deletions.ts).
+ *
  * A message answers a dialog only if it comes from the person asked (for a question others
  * answer: one of them, or the dialog's person saying the cancel word, see dialog-places.ts), in the
  * dialog's conversation, after the question (its id above the question's) and before the deadline
