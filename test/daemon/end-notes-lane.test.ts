@@ -97,11 +97,14 @@ it("a person writing while the notes said at a start wait for the budget is answ
   sandbox.control.sendAs("other@sandbox.example", { type: "direct", to: [BOT], content: "live" });
   await advanceUntil(up, () => liveAsked);
   expect(liveAsked).toBe(true);
+  // Notes said by the time the handler ran (a loaded machine may let a minute pass before the
+  // message is read): the answer waits for at most the next minute's 2 calls after them.
+  const notesAtAsk = notes().length;
   const said = () => botSaid(sandbox, BOT).filter((text) => text !== "Which colour?");
   await advanceUntil(up, () => said().length === NOTES + 1);
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(NOTES + 1);
   // The live answer is among the calls of the minute after it was asked (the budget's 2), not
   // after the last note.
-  expect(said().indexOf("ack live")).toBeLessThanOrEqual(notesBefore + 2);
+  expect(said().indexOf("ack live")).toBeLessThanOrEqual(notesAtAsk + 2);
   expect(said().indexOf("ack live")).toBeLessThan(NOTES);
 });

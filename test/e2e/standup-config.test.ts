@@ -59,7 +59,7 @@ it("reports bad schedule settings at their config lines, exit 2", async () => {
     return daemon.stderr().trim().split("\n");
   };
   expect(await run("30 9 * * 1-5", "Europe/Berlinn", "4 hours")).toEqual([
-    `${file}:14:17 bots.standup.settings.timezone: timezone "Europe/Berlinn" is not a known IANA time zone; use a name like "Europe/Berlin", "America/New_York" or "UTC".`,
+    `${file}:14:17 bots.standup.settings.timezone: timezone "Europe/Berlinn" is not a known IANA time zone; did you mean "Europe/Berlin"?`,
     `${file}:15:13 bots.standup.settings.wait: must be a duration such as "4h", "90m" or "1h30m"`,
   ]);
   expect(await run("30 25 * * 1-5", "Europe/Berlin", "4h")).toEqual([
