@@ -38,7 +38,7 @@ Options:
 
 Exit codes: 0 every bot is ready; 1 some bot is not, or a module's own code throws in setup
 (each is named, with the reason); 2 the config, a module, a declaration a bot's setup makes or an
-option is invalid; 3 the server rejected every bot's credentials.
+option is invalid, or the embedded sandbox has no account for a bot's email; 3 the server rejected every bot's credentials.
 `;
 
 export async function runCheckCommand(argv: string[]): Promise<number> {
@@ -79,6 +79,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     for (const c of failing)
       for (const line of c.problem!.split("\n")) process.stderr.write(`bothost check: ${c.name}: ${line}\n`);
     if (failing.length === 0) return ExitCode.Ok;
+    // As `run` refuses it before anything starts: a mistake in the config, whatever else fails.
+    if (failing.some((c) => c.noAccount)) return ExitCode.ConfigInvalid;
     return failing.length === checks.length && failing.every((c) => c.authFailed)
       ? ExitCode.AuthFailed
       : ExitCode.RuntimeFailure;
@@ -151,7 +153,7 @@ async function checkOne(
       ...result,
       version: settings?.zulip_version,
       featureLevel: settings?.zulip_feature_level,
-      authFailed: true,
+      noAccount: true,
       problem: noAccount,
     };
   }
@@ -288,8 +290,10 @@ export interface BotCheck {
   problem?: string;
   /** The problem is only its settings naming what it cannot see: it runs, those parts of it fail. */
   settingsOnly?: true;
-  /** The server rejected the bot's credentials (a 401), or the account does not exist. */
+  /** The server rejected the bot's credentials (a 401). */
   authFailed: boolean;
+  /** The embedded sandbox has no account for its email: a mistake in the config. */
+  noAccount?: true;
   /** Its setup declares commands. */
   commands?: boolean;
   /** The inbound webhooks its setup declares, when the config has no listener to serve them. */
