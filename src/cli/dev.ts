@@ -4,7 +4,7 @@ import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.t
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadProblems, reportStartupError, untilStopped } from "./args.ts";
 import { devSources, orgFiles, SourceWatch } from "./dev-watch.ts";
-import { logStrayRejections } from "./stray-rejections.ts";
+import { logStrayErrors } from "./stray-errors.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
@@ -41,7 +41,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
     }
     booted = await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true });
     const { daemon, log } = booted;
-    logStrayRejections(log);
+    logStrayErrors(log);
     const sandbox = booted.sandbox!;
     const report = await daemon.start();
     // A bot whose setup failed is fixed by an edit, which reloads it: dev waits for it. Without any

@@ -2,7 +2,7 @@ import { AUTH_REJECTED, AUTH_REJECTED_AT_STOP } from "../api/errors.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import type { Booted } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadInBackground, reportStartupError } from "./args.ts";
-import { logStrayRejections } from "./stray-rejections.ts";
+import { logStrayErrors } from "./stray-errors.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
 
@@ -58,7 +58,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     ]);
     booted = await bootDaemon(resolveConfigPath({ flag: values.config }));
     const { daemon, log } = booted;
-    logStrayRejections(log);
+    logStrayErrors(log);
     if (shutdown) log.info({ signal: shutdown }, "shutting down");
     // A signal during start stops at once: a bot still in its `setup` does not hold the shutdown.
     const report = await Promise.race([daemon.start(), stopped.then(() => undefined)]);
