@@ -9,10 +9,10 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import type { CallLane } from "../../src/api/budget-line.ts";
 import { watchBudgetWaits } from "../../src/api/budget-waits.ts";
 import { backgroundClientOf } from "../../src/api/client-lane.ts";
-import { type Client, createClient } from "../../src/api/create-client.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Client } from "../../src/api/create-client.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { flushAsync, ManualClock } from "../support/manual-clock.ts";
+import { flushAsync, type ManualClock } from "../support/manual-clock.ts";
+import { oneCallAMinute } from "../support/minute-client.ts";
 import { botSaid } from "../support/self-killing-bot.ts";
 
 const BOT = "bot@sandbox.example";
@@ -21,19 +21,7 @@ let sandbox: Sandbox;
 let client: Client;
 
 beforeEach(async () => {
-  clock = new ManualClock(1_750_000_000_000);
-  sandbox = await startSandbox({ clock });
-  sandbox.control.setUserRateLimit(BOT, [
-    [60, 1],
-    [3600, 2000],
-  ]);
-  client = createClient({
-    url: sandbox.url,
-    email: BOT,
-    apiKey: sandbox.control.apiKeyOf(BOT),
-    clock,
-    rateLimit: { perMinute: 1 },
-  });
+  ({ clock, sandbox, client } = await oneCallAMinute(BOT));
 });
 afterEach(() => sandbox.stop());
 

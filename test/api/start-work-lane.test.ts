@@ -7,30 +7,19 @@
  */
 import pino from "pino";
 import { afterEach, expect, it } from "vitest";
-import { createClient } from "../../src/api/create-client.ts";
 import { warnUnseenNames } from "../../src/daemon/unseen-names.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { flushAsync, ManualClock } from "../support/manual-clock.ts";
+import { flushAsync } from "../support/manual-clock.ts";
+import { oneCallAMinute } from "../support/minute-client.ts";
 
 const BOT = "bot@sandbox.example";
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.stop());
 
 it("a live reply asked while the start's check of named channels waits for the budget starts first", async () => {
-  const clock = new ManualClock(1_750_000_000_000);
-  sandbox = await startSandbox({ clock });
-  sandbox.control.setUserRateLimit(BOT, [
-    [60, 1],
-    [3600, 2000],
-  ]);
-  const client = createClient({
-    url: sandbox.url,
-    email: BOT,
-    apiKey: sandbox.control.apiKeyOf(BOT),
-    clock,
-    rateLimit: { perMinute: 1 },
-  });
+  const limited = await oneCallAMinute(BOT);
+  sandbox = limited.sandbox;
+  const { clock, client } = limited;
   const send = (content: string) =>
     client.messages.send({ type: "channel", to: "general", topic: "t", content });
   await send("spent");
