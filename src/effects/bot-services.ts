@@ -4,6 +4,7 @@
  * events only if the queue receives their types (`bot.track(…)` in setup).
  */
 import type { Logger } from "pino";
+import { laneOf } from "../api/budget-line.ts";
 import { reserveTold } from "../api/budget-waits.ts";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
@@ -268,8 +269,9 @@ export class BotServices {
   }
 
   /**
-   * The helpers of one context: `signal` cancels its work; `send` is the unchecked sender;
-   * `event`: the key of the event (or job occurrence) whose run this is, if any.
+   * The helpers of one context: `signal` cancels its work, its lane is the typing notices';
+   * `send` is the unchecked sender; `event`: the key of the event (or job occurrence) whose run
+   * this is, if any.
    */
   forContext(deps: {
     signal: AbortSignal;
@@ -317,7 +319,7 @@ export class BotServices {
     return this.#tracker;
   }
 
-  /** `ctx.typing` for one context (its `signal` cancels `during`). */
+  /** `ctx.typing` for one context: its `signal` cancels `during`, and its lane is the notices' lane. */
   #typing(signal: AbortSignal, startedWaitMs: number, selfId: number): TypingHelper {
     // POST /typing parameters (without `op`), and the tracker's conversation (which includes the bot).
     const conversation = async (
@@ -340,7 +342,11 @@ export class BotServices {
     return {
       during: async (target, fn) => {
         const { params } = await conversation(target, "ctx.typing.during()");
-        return typingDuring((op, s) => client.typing.set({ ...params, op }, s ? { signal: s } : {}), fn, {
+        // The notices have signals of their own (or none): they wait in the run's lane, as its calls do.
+        const lane = laneOf(undefined, signal);
+        const set = (op: TypingParams["op"], s?: AbortSignal) =>
+          client.typing.set({ ...params, op }, s ? { signal: s, lane } : { lane });
+        return typingDuring(set, fn, {
           startedWaitMs,
           clock: this.#clock,
           signal,
