@@ -16,6 +16,7 @@ const OPTIONS = ["verify", "idempotencyHeader", "idempotencyKey", "maxBodyBytes"
 const VERIFIERS: Record<WebhookVerify["type"], { required?: string; optional: string[] }> = {
   github: { required: "secret", optional: [] },
   hmac: { required: "secret", optional: ["header", "timestampHeader", "toleranceSeconds"] },
+  slack: { required: "secret", optional: ["toleranceSeconds"] },
   bearer: { required: "token", optional: [] },
   secret: { required: "secret", optional: ["header"] },
   none: { optional: [] },

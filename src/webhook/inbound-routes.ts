@@ -34,7 +34,7 @@ import {
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { RefusalLog } from "./refusal-log.ts";
 import type { WebhookRequestCounts } from "./request-counts.ts";
-import { verifyDefaults, verifyRequest } from "./verify-request.ts";
+import { toleranceOf, verifyRequest } from "./verify-request.ts";
 import type { WebhookKeySource, WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface InboundBot {
@@ -359,8 +359,7 @@ const DONE = "done";
  * as long as the same signed request is accepted at all.
  */
 function replayKeptMs(options: WebhookOptions): number {
-  const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
-  return 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
+  return 2_000 * toleranceOf(options.verify);
 }
 
 /**

@@ -16,6 +16,8 @@ export const verifyDefaults = {
   githubHeader: "x-hub-signature-256",
   hmacHeader: "x-signature",
   secretHeader: "x-webhook-secret",
+  slackHeader: "x-slack-signature",
+  slackTimestampHeader: "x-slack-request-timestamp",
   toleranceSeconds: 300,
 } as const;
 
@@ -53,31 +55,95 @@ export function verifyRequest(
       return safeEqual(given, verify.secret) ? { ok: true } : { ok: false, reason: `wrong ${name} header` };
     }
     case "github": {
-      const name = verifyDefaults.githubHeader;
-      const given = header(headers, name);
-      if (given === undefined) return { ok: false, reason: `missing ${name} header` };
-      const digest = /^sha256=(.*)$/s.exec(given.trim())?.[1];
-      const problem = githubDigestProblem(digest);
-      if (problem) return { ok: false, reason: `${name} ${problem} (want sha256=<64 hex digits>)` };
-      const expected = hmacHex(verify.secret, rawBody);
-      return safeEqual(digest!.toLowerCase(), expected)
-        ? { ok: true }
-        : { ok: false, reason: `${name} does not match the body` };
+      const digest = prefixedDigest(headers, verifyDefaults.githubHeader, "sha256=");
+      if (!digest.ok) return digest;
+      return matches(digest.hex, hmacHex(verify.secret, rawBody)) ? { ok: true } : digest.wrong;
     }
     case "hmac":
       return verifyTimestamped(verify, headers, rawBody, nowSeconds);
+    case "slack":
+      return verifySlack(verify, headers, rawBody, nowSeconds);
   }
 }
 
+/** How long a signed request of `verify` is accepted either side of its timestamp, in seconds. */
+export function toleranceOf(verify: WebhookVerify): number {
+  const own = verify.type === "hmac" || verify.type === "slack" ? verify.toleranceSeconds : undefined;
+  return own ?? verifyDefaults.toleranceSeconds;
+}
+
+type Refusal = Extract<Verdict, { ok: false }>;
+
 /**
- * What is wrong with the digest of a `sha256=<hex>` header, in the sender's own terms (its length
- * or its characters, never the value): the length of a SHA-256 digest is no secret.
+ * The hex digest of a `<prefix><hex>` header `name` (GitHub's `sha256=`, Slack's `v0=`), or why
+ * it is refused, in the sender's own terms (its length or its characters, never the value: the
+ * length of a SHA-256 digest is no secret). `wrong`: the refusal of a digest that does not match.
  */
-function githubDigestProblem(digest: string | undefined): string | undefined {
-  if (digest === undefined) return "does not begin with sha256=";
-  if (!/^[0-9a-fA-F]*$/.test(digest)) return "is not hexadecimal after sha256=";
-  if (digest.length !== 64) return `has ${digest.length} hex digits after sha256=, not 64`;
+function prefixedDigest(
+  headers: Headers,
+  name: string,
+  prefix: string,
+): { ok: true; hex: string; wrong: Refusal } | Refusal {
+  const given = header(headers, name);
+  if (given === undefined) return { ok: false, reason: `missing ${name} header` };
+  const trimmed = given.trim();
+  const want = `(want ${prefix}<64 hex digits>)`;
+  const refuse = (problem: string): Refusal => ({ ok: false, reason: `${name} ${problem} ${want}` });
+  if (!trimmed.startsWith(prefix)) return refuse(`does not begin with ${prefix}`);
+  const hex = trimmed.slice(prefix.length);
+  if (!/^[0-9a-fA-F]*$/.test(hex)) return refuse(`is not hexadecimal after ${prefix}`);
+  if (hex.length !== 64) return refuse(`has ${hex.length} hex digits after ${prefix}, not 64`);
+  return { ok: true, hex, wrong: { ok: false, reason: `${name} does not match the body` } };
+}
+
+/** A hex digest `given` (any case) against the `expected` lower-case one, in constant time. */
+function matches(given: string, expected: string): boolean {
+  return safeEqual(given.toLowerCase(), expected);
+}
+
+/**
+ * Why the `timestamp` read from `where` is refused: missing, not whole unix seconds, or outside
+ * `tolerance` seconds of `nowSeconds` either way; undefined when it is within.
+ */
+function timestampProblem(
+  timestamp: string | undefined,
+  where: string,
+  tolerance: number,
+  nowSeconds: number,
+): string | undefined {
+  if (!timestamp) return `missing timestamp in ${where}`;
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    // The value is not said: it is part of a header, and headers are never logged.
+    const ms = /^\d{13,}$/.test(timestamp) ? " (milliseconds?)" : "";
+    return `timestamp in ${where} is not whole unix seconds${ms}`;
+  }
+  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance)
+    return `timestamp in ${where} is outside the ${tolerance} s window`;
   return undefined;
+}
+
+/** A valid signature names this exact request: it doubles as an idempotency key in the window. */
+const replayKey = (expected: string) => `sig:${expected}`;
+
+/**
+ * Slack's request signing: `X-Slack-Request-Timestamp: <unix seconds>` and
+ * `X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:<timestamp>:<raw body>">`.
+ */
+function verifySlack(
+  verify: Extract<WebhookVerify, { type: "slack" }>,
+  headers: Headers,
+  rawBody: Buffer,
+  nowSeconds: number,
+): Verdict {
+  const where = verifyDefaults.slackTimestampHeader;
+  const timestamp = header(headers, where);
+  if (timestamp === undefined) return { ok: false, reason: `missing ${where} header` };
+  const late = timestampProblem(timestamp, where, toleranceOf(verify), nowSeconds);
+  if (late) return { ok: false, reason: late };
+  const digest = prefixedDigest(headers, verifyDefaults.slackHeader, "v0=");
+  if (!digest.ok) return digest;
+  const expected = hmacHex(verify.secret, `v0:${timestamp}:`, rawBody);
+  return matches(digest.hex, expected) ? { ok: true, replayKey: replayKey(expected) } : digest.wrong;
 }
 
 /**
@@ -107,23 +173,14 @@ function verifyTimestamped(
     }
   }
   const where = verify.timestampHeader ?? `${name} (t=…)`;
-  if (!timestamp) return { ok: false, reason: `missing timestamp in ${where}` };
-  if (!/^\d{1,12}$/.test(timestamp)) {
-    // The value is not said: it is part of a header, and headers are never logged.
-    const ms = /^\d{13,}$/.test(timestamp) ? " (milliseconds?)" : "";
-    return { ok: false, reason: `timestamp in ${where} is not whole unix seconds${ms}` };
-  }
-  const tolerance = verify.toleranceSeconds ?? verifyDefaults.toleranceSeconds;
-  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance) {
-    return { ok: false, reason: `timestamp in ${where} is outside the ${tolerance} s window` };
-  }
+  const late = timestampProblem(timestamp, where, toleranceOf(verify), nowSeconds);
+  if (late) return { ok: false, reason: late };
   if (signatures.length === 0) return { ok: false, reason: `missing v1=<hex> signature in ${name}` };
   const expected = hmacHex(verify.secret, `${timestamp}.`, rawBody);
   // Check every candidate (no early exit) so timing does not tell which one matched.
   let matched = false;
-  for (const sig of signatures) matched = safeEqual(sig.toLowerCase(), expected) || matched;
-  // A valid signature names this exact request: it doubles as an idempotency key in the window.
+  for (const sig of signatures) matched = matches(sig, expected) || matched;
   return matched
-    ? { ok: true, replayKey: `sig:${expected}` }
+    ? { ok: true, replayKey: replayKey(expected) }
     : { ok: false, reason: `${name} does not match the body` };
 }

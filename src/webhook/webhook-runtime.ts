@@ -9,6 +9,7 @@ import type { KeptWhy } from "./reply-exchange.ts";
 export type WebhookVerify =
   | { type: "github"; secret: string }
   | { type: "hmac"; secret: string; header?: string; timestampHeader?: string; toleranceSeconds?: number }
+  | { type: "slack"; secret: string; toleranceSeconds?: number }
   | { type: "bearer"; token: string }
   | { type: "secret"; secret: string; header?: string }
   | { type: "none" };

@@ -42,7 +42,7 @@ const WRONG = [
   [
     "a mistyped verify type",
     `bot.webhook("deploys", { verify: { type: "hmc" as "hmac", secret: "${SECRET}" } }, () => {});`,
-    'bot.webhook("deploys").verify.type "hmc" is not a verifier. Did you mean "hmac"? Use one of "github", "hmac", "bearer", "secret", "none". [BOT_SETUP_INVALID]',
+    'bot.webhook("deploys").verify.type "hmc" is not a verifier. Did you mean "hmac"? Use one of "github", "hmac", "slack", "bearer", "secret", "none". [BOT_SETUP_INVALID]',
   ],
 ] as const;
 

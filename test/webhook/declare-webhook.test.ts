@@ -31,7 +31,7 @@ async function declared(options: unknown) {
 }
 
 const at = 'bot.webhook("deploys")';
-const TYPES = 'one of "github", "hmac", "bearer", "secret", "none"';
+const TYPES = 'one of "github", "hmac", "slack", "bearer", "secret", "none"';
 
 const WRONG: [string, unknown, string][] = [
   [
@@ -43,6 +43,21 @@ const WRONG: [string, unknown, string][] = [
     "a mistyped verify type, its secret not shown",
     { verify: { type: "hmc", secret: SECRET } },
     `${at}.verify.type "hmc" is not a verifier. Did you mean "hmac"? Use ${TYPES}.`,
+  ],
+  [
+    "a slack verifier without its signing secret",
+    { verify: { type: "slack", secret: "" } },
+    `${at}.verify.secret is required for type "slack": a non-empty string; got an empty string.`,
+  ],
+  [
+    "a misspelt slack type",
+    { verify: { type: "slakc", secret: SECRET } },
+    `${at}.verify.type "slakc" is not a verifier. Did you mean "slack"? Use ${TYPES}.`,
+  ],
+  [
+    "a slack tolerance past a day",
+    { verify: { type: "slack", secret: SECRET, toleranceSeconds: 86_401 } },
+    `${at}.verify.toleranceSeconds must be a whole number of seconds from 1 to 86400; got 86401.`,
   ],
   [
     "no verify",

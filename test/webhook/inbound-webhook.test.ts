@@ -20,6 +20,7 @@ const SECRET = "gh-secret-value-123";
 const HMAC_SECRET = "hmac-secret-value-456";
 const BEARER = "bearer-token-value-789";
 const SHARED = "shared-secret-value-000";
+const SLACK_SECRET = "slack-signing-secret-321";
 
 let sandbox: Sandbox;
 let running: RunningDaemon;
@@ -55,6 +56,7 @@ function hooks(b: BotApi): void {
     },
     record("signed-split"),
   );
+  b.webhook("slack", { verify: { type: "slack", secret: SLACK_SECRET } }, record("slack"));
   b.webhook("bearer", { verify: { type: "bearer", token: BEARER } }, record("bearer"));
   b.webhook("shared", { verify: { type: "secret", secret: SHARED } }, record("shared"));
   b.webhook("small", { verify: { type: "none" }, maxBodyBytes: 64 }, record("small"));
@@ -243,6 +245,62 @@ describe("timestamped HMAC (X-Signature: t=…,v1=…)", () => {
       body: { error: "unauthorized: timestamp in x-timestamp is outside the 60 s window" },
     });
     expect(calls.map((c) => c.name)).toEqual(["signed", "signed-split"]);
+  });
+});
+
+describe("Slack request signing (X-Slack-Signature: v0=…)", () => {
+  // A slash command, as Slack sends it: a form, signed over its raw bytes.
+  const body = "token=legacy&team_id=T1&command=%2Fdeploy&text=web+now&text=again";
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const signed = (t: number, secret = SLACK_SECRET) => ({
+    ...form,
+    "x-slack-request-timestamp": String(t),
+    "x-slack-signature": `v0=${hex(secret, `v0:${t}:${body}`)}`,
+  });
+  const slack = (headers: Record<string, string>) => post("/webhooks/hooks/slack", body, headers);
+  const refused = (reason: string) => ({ status: 401, body: { error: `unauthorized: ${reason}` } });
+
+  it("hands a signed form to the handler, parsed, and drops its replay within the window", async () => {
+    const good = signed(now());
+    expect(await slack(good)).toEqual({ status: 200, body: { ok: true } });
+    expect(await slack(good)).toEqual({ status: 200, body: { duplicate: true } });
+    expect(calls).toEqual([
+      {
+        name: "slack",
+        body: { token: "legacy", team_id: "T1", command: "/deploy", text: ["web now", "again"] },
+        key: undefined,
+        query: {},
+      },
+    ]);
+  });
+
+  it("refuses a wrong, stale, malformed or missing signature, saying which header and why", async () => {
+    const t = now();
+    expect(await slack(signed(t, "another-secret"))).toEqual(
+      refused("x-slack-signature does not match the body"),
+    );
+    expect(await slack(signed(t - 301))).toEqual(
+      refused("timestamp in x-slack-request-timestamp is outside the 300 s window"),
+    );
+    const { "x-slack-signature": signature, ...noSignature } = signed(t);
+    expect(await slack(noSignature)).toEqual(refused("missing x-slack-signature header"));
+    const { "x-slack-request-timestamp": _, ...noTimestamp } = signed(t);
+    expect(await slack(noTimestamp)).toEqual(refused("missing x-slack-request-timestamp header"));
+    expect(await slack({ ...noSignature, "x-slack-signature": signature.replace("v0=", "v1=") })).toEqual(
+      refused("x-slack-signature does not begin with v0= (want v0=<64 hex digits>)"),
+    );
+    expect(await slack({ ...noSignature, "x-slack-signature": signature.slice(0, -2) })).toEqual(
+      refused("x-slack-signature has 62 hex digits after v0=, not 64 (want v0=<64 hex digits>)"),
+    );
+    const milliseconds = { ...signed(t), "x-slack-request-timestamp": String(t * 1000) };
+    expect(await slack(milliseconds)).toEqual(
+      refused("timestamp in x-slack-request-timestamp is not whole unix seconds (milliseconds?)"),
+    );
+    // The signature covers the raw body: the same form, encoded otherwise, is not what was signed.
+    const reencoded = await post("/webhooks/hooks/slack", body.replace("web+now", "web%20now"), signed(t));
+    expect(reencoded).toEqual(refused("x-slack-signature does not match the body"));
+    expect(calls).toEqual([]);
+    expect(running.logText()).not.toContain(SLACK_SECRET);
   });
 });
 

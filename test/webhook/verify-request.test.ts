@@ -70,6 +70,29 @@ describe("verifyRequest", () => {
     });
   });
 
+  it("slack: signs v0:<t>:<body>; its toleranceSeconds holds on both sides; a valid one yields a replay key", () => {
+    const verify = { type: "slack" as const, secret: "k", toleranceSeconds: 10 };
+    const at = (t: number) => ({
+      "x-slack-request-timestamp": String(t),
+      "x-slack-signature": `v0=${hmac("k", `v0:${t}:${body}`)}`,
+    });
+    expect(verifyRequest(verify, at(1000), body, 1010)).toEqual({
+      ok: true,
+      replayKey: `sig:${hmac("k", `v0:1000:${body}`)}`,
+    });
+    const outside = {
+      ok: false,
+      reason: "timestamp in x-slack-request-timestamp is outside the 10 s window",
+    };
+    expect(verifyRequest(verify, at(1000), body, 1011)).toEqual(outside);
+    expect(verifyRequest(verify, at(1000), body, 989)).toEqual(outside);
+    const hmacStyle = { ...at(1000), "x-slack-signature": `v0=${hmac("k", `1000.${body}`)}` };
+    expect(verifyRequest(verify, hmacStyle, body, 1000)).toEqual({
+      ok: false,
+      reason: "x-slack-signature does not match the body",
+    });
+  });
+
   it("secret: custom header names are case-insensitive; none accepts anything", () => {
     const verify = { type: "secret" as const, secret: "abc", header: "X-Gitlab-Token" };
     expect(verifyRequest(verify, { "x-gitlab-token": "abc" }, body, 0)).toEqual({ ok: true });
