@@ -17,7 +17,7 @@ import { printOf } from "./effect-claims.ts";
 import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effect-records.ts";
 import { failpoint } from "./failpoints.ts";
 import { findDelivered } from "./schedule/find-delivered.ts";
-import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
+import { normalizeContent, storedTopic, toSeconds } from "./schedule/normalize.ts";
 import { keptClientLookups } from "./schedule/recipient-ids.ts";
 import { listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import {
@@ -85,10 +85,12 @@ export function recordedSchedule(
         verify: async (): Promise<Record<string, number> | undefined> => {
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
-          // As the server stores the topic and lists it: stripped, "(no topic)" and the realm's
-          // empty-topic display name as "" (GET /scheduled_messages never maps "" to that name).
-          const emptyTopicName = options.limits?.()?.emptyTopicName ?? EMPTY_TOPIC_NAME;
-          const topic = params.topic === undefined ? undefined : normalizeTopic(params.topic, emptyTopicName);
+          // As the server stores the topic and lists it (GET /scheduled_messages never maps "" to
+          // the empty topic's display name): see storedTopic.
+          const server = options.limits?.();
+          const stored = (t: string | undefined) =>
+            storedTopic(t, server?.emptyTopicName ?? EMPTY_TOPIC_NAME, server?.featureLevel);
+          const topic = params.topic === undefined ? undefined : stored(params.topic);
           const target = await resolveRecipient(lookups, params.to, "schedule.at", options.signal);
           const taken = takenBy(effects, "schedule", "scheduledMessageId");
           const near = (await schedule.list())
@@ -97,7 +99,7 @@ export function recordedSchedule(
                 !taken.has(b.scheduledMessageId) &&
                 listedFor(target, self, b) &&
                 b.content === content &&
-                (topic === undefined || normalizeTopic(b.topic, emptyTopicName) === topic) &&
+                (topic === undefined || stored(b.topic) === topic) &&
                 Math.abs(toSeconds(b.at.getTime()) - at) <= SAME_BOOKING_S,
             )
             .sort((a, b) => Math.abs(a.at.getTime() / 1000 - at) - Math.abs(b.at.getTime() / 1000 - at));
@@ -111,7 +113,7 @@ export function recordedSchedule(
             since === undefined ? -Infinity : at - Math.max(0, now - since) - SERVER_CLOCK_SLACK_S,
           );
           if (earliest > now + SERVER_CLOCK_SLACK_S) return undefined;
-          const sentMessageId = await findDelivered(
+          const found = await findDelivered(
             options.client,
             self,
             {
@@ -123,7 +125,15 @@ export function recordedSchedule(
             },
             options.signal,
           );
-          return sentMessageId === undefined ? undefined : { sentMessageId };
+          if (found.sentMessageId !== undefined) return { sentMessageId: found.sentMessageId };
+          // Booked again: a duplicate the people see beats a message lost without a trace.
+          if (found.undecided) {
+            options.log?.warn(
+              { at: new Date(at * 1000).toISOString(), to: target.to },
+              "schedule.at: the bot said more in the conversation since the booking's time than is read back; booking it again",
+            );
+          }
+          return undefined;
         },
       }) as unknown as Promise<ScheduleResult>,
     cancel: async (booking) => {

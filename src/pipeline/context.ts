@@ -141,6 +141,7 @@ class LazyContext<S> {
       client: this.#deps.api,
       signal: this.signal,
       limits: () => this.#deps.server,
+      log: this.log,
       ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
       ...(this.#deps.services ? { lookups: this.#deps.services.lookups } : {}),
     };

@@ -3,7 +3,8 @@
  * stopped before the run again and down past the booking's time: the server sends the booking
  * meanwhile, and lists it no more. The run again finds the message it became among the bot's
  * own and books nothing: the handler gets `{ sentMessageId }` (no booking id: there is no booking
- * left). One message, no second booking. A real
+ * left). One message, no second booking; also when the bot said many messages there since (the
+ * read-back pages back past them), and, past the read-back's bound, booked again with a warning. A real
  * daemon in this process against the sandbox over HTTP, both on one clock the test moves.
  */
 import { afterEach, expect, it } from "vitest";
@@ -30,9 +31,11 @@ const reminder = defineBot({
   },
 });
 
-it("a booking sent while the daemon was down is found sent on the run again, not booked twice", {
-  timeout: 15_000,
-}, async () => {
+/**
+ * The booking's answer lost, the daemon down two minutes (the server sends the booking meanwhile)
+ * while the bot says `since` more messages to the same person; then started again.
+ */
+async function lostThenSent(since: number) {
   const clock = new TestClock({ held: true });
   up = await startGatedDaemon({
     name: "reminder",
@@ -63,13 +66,46 @@ it("a booking sent while the daemon was down is found sent on the run again, not
     async () => {
       await clock.advance(2 * 60_000);
       sandbox.control.advanceClock(0);
+      const to = [sandbox.control.messages().find((m) => m.content === "remind me")!.sender_id as number];
+      for (let i = 0; i < since; i++)
+        sandbox.control.sendAs(BOT, { type: "direct", to, content: `note ${i}` });
     },
     { deadlineMs: 0 },
   );
   const fromBot = () => sandbox.control.messages().filter((m) => m.sender_id === botId);
-  await expect.poll(() => fromBot().length, { timeout: 10_000 }).toBe(2);
-  expect(sandbox.control.scheduled().filter((s) => !s.delivered)).toEqual([]);
-  const [sent, reply] = fromBot();
-  expect(sent!.content).toBe(REMINDER);
-  expect(reply!.content).toBe(`{"sentMessageId":${sent!.id}}`);
+  await expect.poll(() => fromBot().length, { timeout: 10_000 }).toBe(2 + since);
+  const sent = fromBot()[0]!;
+  expect(sent.content).toBe(REMINDER);
+  return {
+    sent,
+    reply: fromBot().at(-1)!,
+    bookings: () => sandbox.control.scheduled().filter((s) => !s.delivered),
+  };
+}
+
+it("a booking sent while the daemon was down is found sent on the run again, not booked twice", {
+  timeout: 15_000,
+}, async () => {
+  const { sent, reply, bookings } = await lostThenSent(0);
+  expect(bookings()).toEqual([]);
+  expect(reply.content).toBe(`{"sentMessageId":${sent.id}}`);
+});
+
+it("found sent behind more of the bot's messages there than one page holds", {
+  timeout: 15_000,
+}, async () => {
+  const { sent, reply, bookings } = await lostThenSent(150);
+  expect(bookings()).toEqual([]);
+  expect(reply.content).toBe(`{"sentMessageId":${sent.id}}`);
+});
+
+it("behind more than the read-back's bound: booked again, with a warning naming its time", {
+  timeout: 15_000,
+}, async () => {
+  const { reply, bookings } = await lostThenSent(1100);
+  const [again] = bookings();
+  expect(reply.content).toBe(`{"scheduledMessageId":${again!.scheduled_message_id}}`);
+  const [warned] = up!.running.logged("booking it again");
+  expect(warned).toMatchObject({ level: 40, at: expect.any(String) });
+  expect(JSON.stringify(warned)).not.toContain(REMINDER);
 });

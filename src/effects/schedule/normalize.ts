@@ -4,6 +4,7 @@
  * reads "(no topic)" as the empty topic).
  */
 import { createHash } from "node:crypto";
+import { featureLevels } from "../../wire/feature-levels.ts";
 
 export function normalizeContent(content: string): string {
   return content.replace(/\s+$/u, "").replace(/^\n+/, "");
@@ -12,6 +13,21 @@ export function normalizeContent(content: string): string {
 export function normalizeTopic(topic: string | undefined, emptyTopicName: string): string {
   const t = (topic ?? "").trim();
   return t === "(no topic)" || t === emptyTopicName ? "" : t;
+}
+
+/**
+ * The topic a channel message sent or booked with `topic` is stored under. From feature level 334
+ * the server reads "(no topic)" and its empty topic's display name as the empty topic `""`; before
+ * it, there is no empty topic: it keeps those two as named topics (and refuses `""`).
+ */
+export function storedTopic(
+  topic: string | undefined,
+  emptyTopicName: string,
+  featureLevel?: number,
+): string {
+  return featureLevel !== undefined && featureLevel < featureLevels.emptyTopicValid
+    ? (topic ?? "").trim()
+    : normalizeTopic(topic, emptyTopicName);
 }
 
 /** A short, stable digest of a value, for change detection (not for secrets). */

@@ -2,6 +2,7 @@
  * One-shot scheduled messages (`ctx.schedule`, `bot.schedule`): book a message on the server for
  * a later time, list, cancel and reschedule. The server delivers it, even while the bot is down.
  */
+import type { Logger } from "pino";
 import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
@@ -83,7 +84,11 @@ export interface ScheduleApiOptions {
    * The server's limits and its empty topic's display name (`realm_empty_topic_display_name`),
    * when known (from the register response).
    */
-  limits?: () => { maxMessageLength: number; maxTopicLength: number; emptyTopicName?: string } | undefined;
+  limits?: () =>
+    | { maxMessageLength: number; maxTopicLength: number; emptyTopicName?: string; featureLevel?: number }
+    | undefined;
+  /** Where a read-back that could not decide says so (a handler's logger). */
+  log?: Pick<Logger, "warn">;
   /** How `to`'s names and emails become ids. Default: the client's, each email's id kept an hour. */
   lookups?: RecipientLookups;
 }
