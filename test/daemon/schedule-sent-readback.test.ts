@@ -21,8 +21,11 @@ afterEach(() => closeGatedDaemon(up));
 const reminder = defineBot({
   setup(bot) {
     bot.on("message", { direct: true }, async (ctx) => {
+      // "in general": to the channel's "(no topic)", the empty topic from feature level 334.
+      const to = ctx.event.message.content === "in general" ? "general" : [ctx.event.message.sender_id];
       const booking = await ctx.schedule.at({
-        to: [ctx.event.message.sender_id],
+        to,
+        ...(to === "general" ? { topic: "(no topic)" } : {}),
         content: REMINDER,
         at: ctx.now() + 60_000,
       });
@@ -35,7 +38,7 @@ const reminder = defineBot({
  * The booking's answer lost, the daemon down two minutes (the server sends the booking meanwhile)
  * while the bot says `since` more messages to the same person; then started again.
  */
-async function lostThenSent(since: number) {
+async function lostThenSent(since: number, server: { featureLevel?: number; ask?: string } = {}) {
   const clock = new TestClock({ held: true });
   up = await startGatedDaemon({
     name: "reminder",
@@ -45,8 +48,11 @@ async function lostThenSent(since: number) {
     clock,
     // The retry waits past the restart: the next start runs the message again.
     extra: "retries: { attempts: 3, backoff: 1h, max_backoff: 1h }",
+    channels: ["general"],
   });
   const { sandbox } = up;
+  // The server's level from the start; the daemon started again registers with it.
+  if (server.featureLevel !== undefined) sandbox.control.restartQueues({ featureLevel: server.featureLevel });
   const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
   sandbox.control.failNext(1, {
     status: 502,
@@ -54,7 +60,7 @@ async function lostThenSent(since: number) {
     paths: [/^\/scheduled_messages$/],
     methods: ["POST"],
   });
-  up.dm("remind me");
+  up.dm(server.ask ?? "remind me");
   await expect
     .poll(() => up!.running.logged("handler failed; running it again after a pause").length, {
       timeout: 10_000,
@@ -66,7 +72,10 @@ async function lostThenSent(since: number) {
     async () => {
       await clock.advance(2 * 60_000);
       sandbox.control.advanceClock(0);
-      const to = [sandbox.control.messages().find((m) => m.content === "remind me")!.sender_id as number];
+      const to = [
+        sandbox.control.messages().find((m) => m.content === (server.ask ?? "remind me"))!
+          .sender_id as number,
+      ];
       for (let i = 0; i < since; i++)
         sandbox.control.sendAs(BOT, { type: "direct", to, content: `note ${i}` });
     },
@@ -109,3 +118,19 @@ it("behind more than the read-back's bound: booked again, with a warning naming 
   expect(warned).toMatchObject({ level: 40, at: expect.any(String) });
   expect(JSON.stringify(warned)).not.toContain(REMINDER);
 });
+
+it.each([
+  [334, ""],
+  [333, "(no topic)"],
+])(
+  'found sent in a channel\'s "(no topic)" at feature level %i (stored as %j)',
+  {
+    timeout: 15_000,
+  },
+  async (featureLevel, stored) => {
+    const { sent, reply, bookings } = await lostThenSent(0, { featureLevel, ask: "in general" });
+    expect(sent.topic ?? sent.subject).toBe(stored);
+    expect(bookings()).toEqual([]);
+    expect(reply.content).toBe(`{"sentMessageId":${sent.id}}`);
+  },
+);

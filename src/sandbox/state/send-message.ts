@@ -4,6 +4,8 @@
  * docs/internals/server-behaviour.md#sending-messages), normalise and truncate as the server does,
  * validate, store with per-user flags, deliver to queues.
  */
+
+import { featureLevels } from "../../wire/feature-levels.ts";
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
 import { defaultReadBySender } from "../http/server.ts";
@@ -183,10 +185,17 @@ export function truncate(text: string, max: number, suffix: string): string {
   return points.slice(0, max - [...suffix].length).join("") + suffix;
 }
 
-/** Strip, map "(no topic)" and the empty-topic display name to "", and truncate. */
+/**
+ * Strip, map "(no topic)" and the empty-topic display name to "", and truncate. Below feature
+ * level 334 there is no empty topic: those two are topics of those names, and "" is refused.
+ */
 export function normalizeTopic(data: SandboxData, raw: string): string {
   const topic = raw.trim();
   if (topic.includes("\u0000")) throw badRequest("Topic must not contain null bytes");
+  if (data.realm.feature_level < featureLevels.emptyTopicValid) {
+    if (topic === "") throw badRequest("Topic can't be empty!");
+    return truncate(topic, MAX_TOPIC_LENGTH, "...");
+  }
   if (topic === "(no topic)" || topic === data.realm.empty_topic_display_name) return "";
   return truncate(topic, MAX_TOPIC_LENGTH, "...");
 }
