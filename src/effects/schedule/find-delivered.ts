@@ -4,9 +4,8 @@
  * bot's messages to the booking's recipient, read back raw (`apply_markdown=false`) from the
  * newest: one with the booking's content, stamped within `window`. Page after page back (each
  * anchored at the oldest read, that one left out) until the pages reach messages older than the
- * window, the conversation's first, or the bound: {@link PAGES} reads, each call 1 of the
- * account's 200 a minute, at most {@link PAGES}.length of them, up to 1,100 messages (the server
- * gives at most 5,000 a call and advises 1,000 at most).
+ * window, the conversation's first message, or the bound: the pages of {@link PAGES}, two calls
+ * and 1,100 messages at most (the server gives at most 5,000 a call and advises 1,000 at most).
  */
 import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";
@@ -57,6 +56,7 @@ export async function findDelivered(
   let anchor: number | "newest" = "newest";
   let found: number | undefined;
   for (const size of PAGES) {
+    // Typed: the anchor the loop sets from the page would make its type circular.
     const page: Awaited<ReturnType<Client["messages"]["get"]>> | undefined = await client.messages
       .get(
         {
