@@ -1,8 +1,8 @@
 /**
  * The transport: one call to the server, with wire encoding, authentication, timeouts, the
- * account's call budgets (src/api/rate-budget.ts), retries, error classification and response
- * validation. Every typed
- * method is built on it, and `client.request()` exposes it as the escape hatch.
+ * account's call budgets (src/api/rate-budget.ts), retries (when and how long: retry-policy.ts),
+ * error classification and response validation. Every typed method is built on it, and
+ * `client.request()` exposes it as the escape hatch.
  */
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
@@ -23,7 +23,14 @@ import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
 import type { BudgetLimits, BudgetSlot, RateBudget } from "./rate-budget.ts";
 import { ResponseTooLarge, requestText, type TextResponse } from "./request-text.ts";
-import { backoffDelay, sleep } from "./sleep.ts";
+import {
+  decideRetry,
+  defaultRetryPolicy,
+  type RetryOptions,
+  retryAfterMs,
+  withRetry,
+} from "./retry-policy.ts";
+import { sleep } from "./sleep.ts";
 
 /** A wait for the rate budget this long is logged (at most once a minute). */
 const SLOW_BUDGET_WAIT_MS = 5_000;
@@ -82,30 +89,6 @@ export interface ResourceContext {
     schema?: z.ZodType<T>,
   ): Promise<T>;
 }
-
-/** Retry settings of a client. */
-export interface RetryOptions {
-  /** Attempts per call including the first. Default 4. */
-  maxAttempts?: number;
-  /** Backoff before the first retry is drawn from [0, baseDelayMs). Default 500. */
-  baseDelayMs?: number;
-  /** Upper bound of any backoff. Default 20 000. */
-  maxDelayMs?: number;
-  /** A 429 asking to wait longer than this is raised at once as `RateLimitError`. Default 60 000. */
-  maxRateLimitWaitMs?: number;
-  /** Random source in [0, 1) for the jitter; injectable for tests. Default `Math.random`. */
-  random?: () => number;
-}
-
-type RetryPolicy = Required<RetryOptions>;
-
-const defaultRetryPolicy: RetryPolicy = {
-  maxAttempts: 4,
-  baseDelayMs: 500,
-  maxDelayMs: 20_000,
-  maxRateLimitWaitMs: 60_000,
-  random: Math.random,
-};
 
 export interface TransportConfig {
   origin: string;
@@ -343,18 +326,6 @@ export function createTransport(config: TransportConfig): RequestFn {
   };
 }
 
-/** `retry-after` from the body (a float in seconds) or the header; 1 s when absent. */
-function retryAfterMs(fromBody: unknown, headers: Record<string, string | string[] | undefined>): number {
-  const header = headers["retry-after"];
-  const seconds =
-    typeof fromBody === "number"
-      ? fromBody
-      : Number.parseFloat(Array.isArray(header) ? (header[0] ?? "") : (header ?? ""));
-  if (!Number.isFinite(seconds) || seconds < 0) return 1000;
-  // Round up (but not for float noise such as 0.1 * 1000), so the retry never comes early.
-  return Math.ceil(seconds * 1000 - 1e-6);
-}
-
 function validate<T>(schema: z.ZodType<T>, data: unknown, endpoint: string): T {
   const parsed = schema.safeParse(data);
   if (parsed.success) return parsed.data;
@@ -362,39 +333,4 @@ function validate<T>(schema: z.ZodType<T>, data: unknown, endpoint: string): T {
     .slice(0, 5)
     .map((issue) => `${issue.path.map(String).join(".") || "(body)"}: ${issue.message}`);
   throw new ResponseSchemaError({ endpoint, issues });
-}
-
-/** `policy` with `options` applied; `false`: one attempt only. */
-function withRetry(policy: RetryPolicy, options: RetryOptions | false | undefined): RetryPolicy {
-  return options === false ? { ...policy, maxAttempts: 1 } : { ...policy, ...options };
-}
-
-/**
- * Whether to try again after attempt `attempt` (1-based) failed with `err`, and after how long:
- * 401 never; 429 after the server's `retry-after`, for every call (the server did not act); 5xx,
- * non-JSON bodies and network failures with backoff, but only when repeating the call is safe.
- */
-function decideRetry(
-  err: unknown,
-  attempt: number,
-  idempotent: boolean,
-  policy: RetryPolicy,
-): { retry: false } | { retry: true; delayMs: number; reason: string } {
-  if (attempt >= policy.maxAttempts || err instanceof AuthError) return { retry: false };
-  if (err instanceof RateLimitError) {
-    if (err.retryAfterMs > policy.maxRateLimitWaitMs) return { retry: false };
-    return { retry: true, delayMs: err.retryAfterMs, reason: "rate limited (429)" };
-  }
-  const backoff = () =>
-    Math.floor(backoffDelay(attempt, policy.baseDelayMs, policy.maxDelayMs, policy.random));
-  if (err instanceof NetworkError && (idempotent || !err.requestSent)) {
-    return { retry: true, delayMs: backoff(), reason: err.timedOut ? "timed out" : "network error" };
-  }
-  if (!idempotent) return { retry: false };
-  if (err instanceof BadResponseError)
-    return { retry: true, delayMs: backoff(), reason: "non-JSON response" };
-  if (err instanceof ApiError && err.status >= 500) {
-    return { retry: true, delayMs: backoff(), reason: `server error ${err.status}` };
-  }
-  return { retry: false };
 }
