@@ -17,11 +17,8 @@ import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import { AccountBudgets, botClient } from "./bot-client.ts";
-import { BotRuntime } from "./bot-runtime.ts";
-import { coalesce } from "./coalesce.ts";
+import type { BotRuntime } from "./bot-runtime.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
-import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { dialogDesk } from "./dialog-desk.ts";
 import { httpBotOf } from "./http-bot.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
@@ -29,11 +26,11 @@ import { loggingRefusals } from "./reload-refused.ts";
 import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
-import { ServerLooks, serverCheck, stateLocation } from "./server-check.ts";
+import { RuntimeFactory } from "./runtime-factory.ts";
+import { ServerLooks } from "./server-check.ts";
 import { type RunsNothing, StartFailures, type StartParts, startBots } from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
 import { statusOf } from "./status-of.ts";
-import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonOptions {
   config: Config;
@@ -56,9 +53,8 @@ export interface DaemonOptions {
 export class Daemon {
   readonly bots: BotRuntime[] = [];
   readonly #o: DaemonOptions;
-  readonly #flush: () => Promise<void>;
-  /** Shared by every bot (a daemon may run a thousand): none of it depends on the bot. */
-  readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff" | "daemonId">;
+  /** Makes each bot's runtime and each config's dead-letter office. */
+  readonly #make: RuntimeFactory;
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   readonly #looks = new ServerLooks();
@@ -70,8 +66,6 @@ export class Daemon {
     this.#runsNothing = resolve;
   });
   readonly #clock: Clock;
-  /** Each account's call budget, kept across reloads and shared by its bots. */
-  readonly #budgets: AccountBudgets;
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new StartFailures(() => this.config);
@@ -94,26 +88,24 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-    this.#budgets = new AccountBudgets(this.#clock);
     this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
     this.#retries = retryWatcherFor(options.store, this.#clock, options.log);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
-    this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
     this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
-    const { store, tuning } = options;
-    this.#shared = {
-      commit: () => store.commit(),
-      daemonId: crypto.randomUUID(),
-      backoff: tuning?.backoff ? { ...SERVER_BACKOFF, ...tuning.backoff } : SERVER_BACKOFF,
-      // A solo daemon's bots write straight into the store: if it commits synchronously
-      // (FileStore), their ledgers use that. In a cluster each bot writes through its lease's fence.
-      ...(this.#coordinator.mode === "solo" && store.commitNow && store.canCommitNow
-        ? { syncCommit: { ready: () => store.canCommitNow!(), commit: () => store.commitNow!() } }
-        : {}),
-    };
-    this.letters = this.#officeFor(options.config);
+    this.#make = new RuntimeFactory({
+      store: options.store,
+      log: options.log,
+      sandbox: options.sandbox,
+      tuning: options.tuning,
+      clock: this.#clock,
+      coordinator: this.#coordinator,
+      metrics: this.metrics,
+      retries: this.#retries,
+      looks: this.#looks,
+    });
+    this.letters = this.#make.officeFor(options.config);
     // In a cluster, every bot stands by until its lease is won.
     for (const bot of options.bots) this.#add(bot).standby = this.#coordinator.mode === "cluster";
     // Outgoing-webhook bots need the listener: refused at construction, before anything starts.
@@ -123,12 +115,6 @@ export class Daemon {
   /** Set when instances share the bots through leases (a reload cannot add or remove bots). */
   get cluster(): Pick<Coordinator, "holderOf"> | undefined {
     return this.#coordinator.mode === "cluster" ? this.#coordinator : undefined;
-  }
-
-  /** The dead letters of `config`'s bots as this daemon sees them, retry requests passed to its bots at once. */
-  #officeFor(config: Config): DeadLetterOffice {
-    const { store, log } = this.#o;
-    return this.#retries.serve(deadLetterOfficeFor(config, store, log, this.#clock, this.#shared.daemonId));
   }
 
   /**
@@ -142,7 +128,7 @@ export class Daemon {
     const report: ReloadReport = { ...plan, failed: [] };
     const byName = new Map(loaded.map((b) => [b.name, b]));
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
-    const letters = this.#officeFor(config);
+    const letters = this.#make.officeFor(config);
     // In a cluster, a bot whose lease is not held here (run elsewhere, or lost) waits for a round to win it.
     const standby = new Set(plan.restart.filter((name) => !this.#coordinator.runsHere(name)));
     // Throws, with nothing stopped, when a new version's setup fails.
@@ -151,7 +137,7 @@ export class Daemon {
       before: this.config,
       after: config,
       standby,
-      make: (bot) => this.#runtimeFor(bot, config, letters),
+      make: (bot) => this.#make.runtimeFor(bot, config, letters),
       signal: this.#stopping.signal,
       clock: this.#clock,
     });
@@ -187,7 +173,7 @@ export class Daemon {
   }
 
   #add(bot: DaemonBot, made?: BotRuntime): BotRuntime {
-    const runtime = made ?? this.#runtimeFor(bot);
+    const runtime = made ?? this.#make.runtimeFor(bot, this.config, this.letters);
     replaceRuntime(this.bots, runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
     this.identities.set(bot.name, identityOf(this.config, bot));
@@ -318,50 +304,6 @@ export class Daemon {
     await this.#reloading;
     await this.#o.store.close();
     this.#o.log.info({ abandoned }, "daemon stopped");
-  }
-
-  #runtimeFor(bot: DaemonBot, config = this.config, letters = this.letters): BotRuntime {
-    const c = config.bots[bot.name];
-    if (!c) throw new Error(`no config for bot ${bot.name}`);
-    const log = this.#o.log.child({ bot: bot.name });
-    const { client, url, onSandbox, captured, account } = botClient(bot.name, c, {
-      log,
-      clock: this.#clock,
-      budgets: this.#budgets,
-      ...(this.metrics ? { metrics: this.metrics } : {}),
-      ...(this.#o.sandbox ? { sandbox: this.#o.sandbox } : {}),
-    });
-    const checkServer = serverCheck({
-      bot: bot.name,
-      client,
-      store: this.#coordinator.storeFor(bot.name),
-      url,
-      sandbox: onSandbox,
-      location: stateLocation(this.#o.store),
-      log,
-      backoff: this.#shared.backoff,
-      clock: this.#clock,
-      looks: this.#looks,
-    });
-    return new BotRuntime({
-      checkServer,
-      name: bot.name,
-      definition: bot.definition,
-      settings: bot.settings,
-      client,
-      store: this.#coordinator.storeFor(bot.name),
-      flush: this.#flush,
-      ...this.#shared,
-      log,
-      ...optionsFromConfig(c, config.http !== undefined, bot.webhookPlaces),
-      longpollMarginMs: this.#o.tuning?.longpollMarginMs ?? config.longpoll_margin,
-      clock: this.#clock,
-      ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
-      letters: letters.of(bot.name),
-      retryRequests: this.#retries,
-      ...(captured ? { captured } : {}),
-      ...(account && { account: { shared: account, order: Object.keys(config.bots).indexOf(bot.name) } }),
-    });
   }
 
   #httpBot(runtime: BotRuntime): HttpBot {
