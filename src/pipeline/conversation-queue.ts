@@ -9,13 +9,15 @@
  *
  * A synchronous task runs inside `push()` when its key is free and a slot is open: no promise, no
  * timer. One loop behind a guard starts tasks, so a task that pushes more never deepens the stack;
- * one clock timer serves every timeout (see `#sweep`). Time a task's calls spend waiting for the
- * account's rate budget does not count against its timeout.
+ * one clock timer serves every timeout (task-timeouts.ts). Time a task's calls spend waiting for
+ * the account's rate budget does not count against its timeout. A task that holds its key is
+ * released with the others held on the same promise (held-tasks.ts).
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
-import type { Clock, TimerHandle } from "../time/clock.ts";
+import type { Clock } from "../time/clock.ts";
 import { taskFields } from "./event-fields.ts";
+import { HeldTasks } from "./held-tasks.ts";
 import {
   Fifo,
   InFlightWaiters,
@@ -27,6 +29,7 @@ import {
   Task,
 } from "./queue-lines.ts";
 import { handlerTimedOut, positiveInt, RouterError } from "./router-error.ts";
+import { TaskTimeouts } from "./task-timeouts.ts";
 
 export type { QueueTask, TaskControl } from "./queue-lines.ts";
 export { endAfter, isThenable, RUNS_ON } from "./queue-lines.ts";
@@ -47,21 +50,17 @@ export class ConversationQueue {
   readonly #concurrency: number;
   readonly #timeoutMs: number;
   readonly #log: Logger;
-  readonly #clock: Clock;
   // The maps are made on first use: a daemon holds a queue per bot, idle ones included.
   #lines: Map<string, Line> | undefined;
   /** Keys whose next task may start, oldest first. */
   #ready: Fifo<Line> | undefined;
   readonly #running = new RunningTasks();
-  #timer: TimerHandle | undefined;
-  /** When the armed timer fires. */
-  #timerAt = 0;
-  /**
-   * The tasks held on the same promise as the last held one, released together: a round of
-   * completions shares one ledger commit (delivery-ledger.ts), so a burst holds hundreds of tasks
-   * on one promise and waits for it once, not once per task.
-   */
-  #held: { on: Promise<unknown>; tasks: Task[] } | undefined;
+  readonly #timeouts: TaskTimeouts;
+  /** Tasks done but holding their key, released together per promise. */
+  readonly #held = new HeldTasks((tasks) => {
+    for (const t of tasks) this.#release(t);
+    this.#pump();
+  });
   /** Tasks running or held. */
   #active = 0;
   #waiting = 0;
@@ -74,7 +73,9 @@ export class ConversationQueue {
     this.#concurrency = positiveInt(options.concurrency, "concurrency");
     this.#timeoutMs = positiveInt(options.handlerTimeoutMs, "handlerTimeoutMs");
     this.#log = options.log ?? silentLogger;
-    this.#clock = options.clock;
+    this.#timeouts = new TaskTimeouts(options.clock, this.#timeoutMs, this.#running, (task) =>
+      this.#expire(task),
+    );
   }
 
   /** Tasks accepted and not finished: waiting plus running (and held). */
@@ -124,7 +125,7 @@ export class ConversationQueue {
    * as any running task, its key's line made with it at the head.
    */
   #runNow(task: Task): void {
-    task.onWait = this.#onWait;
+    task.onWait = this.#timeouts.onWait;
     task.onEnd = this.#onEnd;
     this.#active++;
     this.#pumping = true;
@@ -178,7 +179,7 @@ export class ConversationQueue {
     for (const task of this.#running.list()) task.abort(reason);
     this.#inline?.abort(reason);
     for (const [key, onDone] of dropped) this.#callDone(onDone, key);
-    if (this.#active === 0) this.#disarm();
+    if (this.#active === 0) this.#timeouts.disarm();
     this.#settleWaiters();
     return dropped.length;
   }
@@ -201,7 +202,7 @@ export class ConversationQueue {
   }
 
   #start(task: Task): void {
-    task.onWait = this.#onWait;
+    task.onWait = this.#timeouts.onWait;
     task.onEnd = this.#onEnd;
     this.#running.add(task);
     this.#active++;
@@ -232,8 +233,7 @@ export class ConversationQueue {
       this.#finish(task);
       return;
     }
-    task.dueAt = this.#clock.now() + this.#timeoutMs;
-    if (this.#timer === undefined) this.#arm(task.dueAt);
+    this.#timeouts.start(task);
   }
 
   #await(task: Task, result: PromiseLike<unknown>): void {
@@ -262,45 +262,6 @@ export class ConversationQueue {
     if (task.dueAt !== 0) this.#finish(task);
   };
 
-  /**
-   * Time out every task past its deadline, then wait for the next one due. A task whose calls wait
-   * for the account's rate budget is not timed meanwhile (see `#onWait`).
-   */
-  readonly #sweep = (): void => {
-    this.#timer = undefined;
-    const now = this.#clock.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const task of this.#running.list()) {
-      if (task.waits > 0 || task.dueAt === 0) continue;
-      if (task.dueAt <= now) this.#expire(task);
-      else next = Math.min(next, task.dueAt);
-    }
-    if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
-  };
-
-  #arm(at: number): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = this.#clock.setTimeout(this.#sweep, Math.max(0, at - this.#clock.now()));
-  }
-
-  /**
-   * A task's calls began or ended waiting for the account's rate budget: its timeout stands still
-   * while one waits (the handler is not stuck; the account is at its limit), its deadline moved on
-   * by the wait once none does.
-   */
-  readonly #onWait = (task: Task, waiting: boolean): void => {
-    if (task.state !== "running") return;
-    const now = this.#clock.now();
-    if (waiting) {
-      if (task.waits++ === 0) task.waitingSince = now;
-      return;
-    }
-    if (task.waits === 0 || --task.waits > 0 || task.dueAt === 0) return;
-    task.dueAt += now - task.waitingSince;
-    if (this.#timer === undefined || this.#timerAt > task.dueAt) this.#arm(task.dueAt);
-  };
-
   #expire(task: Task): void {
     task.hold = undefined;
     task.timedOut = true;
@@ -319,28 +280,9 @@ export class ConversationQueue {
     if (hold === undefined) this.#release(task);
     else {
       task.state = "held";
-      this.#holdUntil(hold, task);
+      this.#held.add(hold, task);
     }
     this.#pump();
-  }
-
-  /** `task` is done once `hold` settled; the tasks held on it are released in the order held. */
-  #holdUntil(hold: Promise<unknown>, task: Task): void {
-    const held = this.#held;
-    if (held?.on === hold) held.tasks.push(task);
-    else this.#holdNew(hold, task);
-  }
-
-  /** The first task held on `hold`: apart from {@link #holdUntil}, whose other calls make no closure. */
-  #holdNew(hold: Promise<unknown>, task: Task): void {
-    const tasks = [task];
-    this.#held = { on: hold, tasks };
-    const release = () => {
-      if (this.#held?.tasks === tasks) this.#held = undefined;
-      for (const t of tasks) this.#release(t);
-      this.#pump();
-    };
-    hold.then(release, release);
   }
 
   /** The task is done: its key's next task (if any) becomes ready; its `resume` first, if any. */
@@ -361,19 +303,8 @@ export class ConversationQueue {
       else this.#lines?.delete(task.key);
     }
     this.#callDone(task.onDone, task.key);
-    if (this.#active === 0 && this.#waiting === 0) this.#disarm();
+    if (this.#active === 0 && this.#waiting === 0) this.#timeouts.disarm();
     this.#settleWaiters();
-  }
-
-  /**
-   * The queue is idle: its timer goes. Not sooner: while tasks wait, the next one would arm it
-   * again at once (a timer set and cleared per task of a burst); a sweep that finds a task not
-   * yet due arms it for that task.
-   */
-  #disarm(): void {
-    if (this.#timer === undefined) return;
-    this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
   }
 
   #makeReady(line: Line): void {
