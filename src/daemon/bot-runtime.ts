@@ -6,9 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
-import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handle.ts";
-import type { AccountBot } from "../bot/commands/shared-account.ts";
-import { type NamedEntry, namedIn } from "../bot/named-settings.ts";
+import type { BotHandle } from "../bot/bot-handle.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { DeadLetterSource } from "../events/dead-letter-source.ts";
@@ -16,39 +14,17 @@ import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
 import { atNextStart, type DialogView } from "../pipeline/dialogs/dialog-entry.ts";
-import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import { type DispatchStats, noEvents, type RunHandler } from "../pipeline/incoming.ts";
 import { WebhookLedger } from "../pipeline/webhook-ledger.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import { type SetUp, setUpBot } from "./bot-setup.ts";
 import { type DeliverOptions, deliverEvent } from "./deliver-event.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
-import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
 import { warnRenamedChannel, warnUnseenNames } from "./unseen-names.ts";
-import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
-
-/** What the module's `setup` declared, and the pipeline built around its handlers. */
-interface SetUp {
-  /** What `setup` declared: kept apart from the `bot` handle, which need not outlive setup. */
-  declarations: Pick<BotHandle<unknown>, "recurring" | "cronJobs" | "webhooks" | "startHandlers">;
-  dispatcher: Dispatcher;
-  /** The bot as the daemon's other bots on its account see it while it runs. */
-  member: AccountBot;
-  /** The event types to subscribe to (`null`: all). */
-  eventTypes: string[] | null;
-  /** The channels and groups its settings name (named-settings.ts): looked up at each start. */
-  named: NamedEntry[];
-}
-
-/** The declarations of a bot that made none (never written to: setup is over when they are read). */
-const NONE: SetUp["declarations"] = {
-  recurring: new Map(),
-  cronJobs: [],
-  webhooks: new Map(),
-  startHandlers: [],
-};
+import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
 
 export class BotRuntime {
   readonly name: string;
@@ -100,43 +76,7 @@ export class BotRuntime {
 
   async #setUpOnce(signal: AbortSignal): Promise<SetUp> {
     if (this.#setUp) return this.#setUp;
-    const refusals: Refusals = { list: [], goOn: false };
-    const handle = createBotHandle<unknown>({
-      name: this.name,
-      log: this.#o.log,
-      client: this.#o.client,
-      state: this.#kv,
-      schedule: () => this.scheduler.schedule,
-      commandPrefix: this.#o.commandPrefix,
-      account: this.#o.account?.shared,
-      refusals,
-    });
-    // Bounded: a setup that never finishes fails the bot (SETUP_TIMEOUT) instead of holding it.
-    const { handlerTimeoutMs: timeoutMs, clock } = this.#o;
-    await runSetup({ ...this.#o, name: this.name, timeoutMs, clock, signal }, handle.api, refusals);
-    const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
-    // Recurring announcements follow their bookings through scheduled_messages events, and the
-    // renames of the channels they name through stream events (the cached name's id is dropped).
-    const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages", "stream"] : declared;
-    // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
-    const all = types.includes("*") || types.includes("unknown");
-    const { recurring, cronJobs, webhooks, startHandlers } = handle;
-    const undeclared = undeclaredWebhook(this.name, this.#o.webhookNames, webhooks);
-    if (undeclared) throw undeclared;
-    if (this.#o.noListener) warnUnreachable(this.#o.log, webhooks);
-    this.#setUp = {
-      // Kept past setup: most bots declare none of them, and share the empty ones.
-      declarations: {
-        recurring: recurring.size > 0 ? recurring : NONE.recurring,
-        cronJobs: cronJobs.length > 0 ? cronJobs : NONE.cronJobs,
-        webhooks: webhooks.size > 0 ? webhooks : NONE.webhooks,
-        startHandlers: startHandlers.length > 0 ? startHandlers : NONE.startHandlers,
-      },
-      dispatcher: this.#parts.dispatcher(handle.composer, handle.commands),
-      member: { order: this.#o.account?.order ?? 0, commands: handle.commands },
-      eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
-      named: namedIn(this.#o.definition.settings, this.#o.settings, ["bots", this.name, "settings"]),
-    };
+    this.#setUp = await setUpBot(this.#o, this.#parts, signal);
     return this.#setUp;
   }
 
