@@ -120,8 +120,9 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
   ]);
   // Variables not set in this shell (bot keys kept in the service's environment) are not needed here.
   const { config } = await loadConfigWithPlaceholders(file);
-  const store = await openOfflineStore(config).catch((err: unknown) => {
-    if (isStateError(err) && err.code === "STATE_LOCKED") return undefined;
+  // Another command holding the store past the wait is said as it is, not as a silent daemon.
+  const store = await openOfflineStore(config, "bothost dialogs").catch((err: unknown) => {
+    if (isStateError(err) && err.code === "STATE_LOCKED" && err.heldBy !== "command") return undefined;
     throw err;
   });
   if (store === undefined) return undefined;

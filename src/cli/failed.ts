@@ -235,10 +235,12 @@ async function openLetterDesk(flag: string | undefined): Promise<LetterDesk> {
   const { config } = await loadConfigWithPlaceholders(file);
   let store: StateBackend;
   try {
-    store = await openOfflineStore(config);
+    store = await openOfflineStore(config, "bothost failed");
   } catch (err) {
-    // A daemon holds the directory but answers on no channel: its first call says so.
-    if (isStateError(err) && err.code === "STATE_LOCKED") return daemonDesk(daemon);
+    // A daemon holds the directory but answers on no channel: its first call says so. Another
+    // command holding it past the wait is said in the lock's own words.
+    if (isStateError(err) && err.code === "STATE_LOCKED" && err.heldBy !== "command")
+      return daemonDesk(daemon);
     await daemon.close();
     throw err;
   }

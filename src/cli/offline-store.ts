@@ -6,7 +6,8 @@
 import type { Config } from "../config/schema.ts";
 import type { StateBackend } from "../state/state-store.ts";
 
-export async function openOfflineStore(config: Config): Promise<StateBackend> {
+/** `command` (`bothost dialogs`) is said in the state directory's lock while it holds it. */
+export async function openOfflineStore(config: Config, command: string): Promise<StateBackend> {
   if (config.state.redis !== undefined) {
     const { RedisStore } = await import("../state/redis-store.ts");
     return RedisStore.open({ url: config.state.redis, prefix: config.state.prefix });
@@ -15,5 +16,5 @@ export async function openOfflineStore(config: Config): Promise<StateBackend> {
     import("../config/state-schema.ts"),
     import("../state/file-store.ts"),
   ]);
-  return FileStore.open(config.state.path ?? stateDefaults.path);
+  return FileStore.open(config.state.path ?? stateDefaults.path, { command });
 }

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { link, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { monotonicMs, realClock } from "../time/clock.ts";
 import { bootId, isZombie, pidNamespace, startTicks } from "./proc-identity.ts";
 import { StateError } from "./state-error.ts";
 
@@ -65,7 +66,10 @@ export async function readIfExists(file: string): Promise<Buffer | undefined> {
 }
 
 /**
- * One daemon per state directory, enforced by a `LOCK` file holding the owner's pid and host.
+ * One process at a time per state directory, enforced by a `LOCK` file holding the owner's pid
+ * and host, and what it is: a daemon (no `command`), which holds it as long as it runs, or a
+ * short-lived command (`bothost dialogs`, the store opened with no daemon answering). A daemon's
+ * lock is refused at once; a command's is waited for, {@link COMMAND_WAIT_MS} by default.
  *
  * The lock file is created with `link()` from a fully written temp file, so it appears atomically
  * with its content (no reader ever sees it half-written) and creation fails if it already exists.
@@ -86,6 +90,8 @@ export interface LockInfo {
   boot?: string;
   /** Unique to the taking, to know a lock this process took from one an earlier process of its pid left. */
   nonce?: string;
+  /** Set when a short-lived command holds it (`bothost dialogs`); a daemon's lock has none. */
+  command?: string;
 }
 
 /**
@@ -105,6 +111,11 @@ function sharedSet(key: symbol): Set<string> {
 }
 
 const ATTEMPTS = 5;
+/** How long a lock held by a command is waited for by default before the directory is refused. */
+export const COMMAND_WAIT_MS = 5_000;
+/** The pauses between looks at a command's lock grow from the first to the last. */
+const FIRST_PAUSE_MS = 10;
+const LAST_PAUSE_MS = 200;
 
 /**
  * Asked of a LOCK naming this process's pid that neither this process took nor its start matches:
@@ -114,18 +125,31 @@ const ATTEMPTS = 5;
  */
 export type HeldElsewhere = () => Promise<boolean>;
 
-/** Acquire the directory's lock; resolves a function that releases it. */
-export async function acquireLock(dir: string, heldElsewhere?: HeldElsewhere): Promise<() => Promise<void>> {
+/**
+ * Acquire the directory's lock, for `command` (a short-lived command's name) or, without it, for
+ * a daemon, waiting up to `waitMs` for a command holding it; resolves a function that releases it.
+ */
+export async function acquireLock(
+  dir: string,
+  heldElsewhere?: HeldElsewhere,
+  command?: string,
+  waitMs = COMMAND_WAIT_MS,
+): Promise<() => Promise<void>> {
   const lockPath = join(dir, "LOCK");
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
   const me = { ticks: await startTicks(process.pid), pidns: await pidNamespace(), boot: await bootId() };
-  const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...me, nonce: suffix })}\n`;
+  const what = command === undefined ? {} : { command };
+  const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...me, nonce: suffix, ...what })}\n`;
   const tmp = join(dir, `.LOCK.${suffix}.tmp`);
   await writeNewFile(tmp, mine);
   heldHere.add(suffix); // before the link: another open in this process may read the LOCK at once
   let taken = false;
+  const waitUntil = monotonicMs() + waitMs;
+  let pause = FIRST_PAUSE_MS;
   try {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    // Attempts count the takeovers of stale locks (and, once the wait is over, the releases met):
+    // contenders moving each other's locks aside do not go on forever.
+    for (let attempt = 0; attempt < ATTEMPTS; ) {
       try {
         await link(tmp, lockPath);
         taken = true;
@@ -134,7 +158,11 @@ export async function acquireLock(dir: string, heldElsewhere?: HeldElsewhere): P
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
       const text = (await readIfExists(lockPath))?.toString();
-      if (text === undefined) continue; // released meanwhile
+      if (text === undefined) {
+        // Released meanwhile: another waiter may have taken it first.
+        if (monotonicMs() >= waitUntil) attempt++;
+        continue;
+      }
       const holder = parseLock(text);
       if (holder === undefined) {
         throw new StateError(
@@ -142,7 +170,16 @@ export async function acquireLock(dir: string, heldElsewhere?: HeldElsewhere): P
           `State directory ${dir} has a LOCK file bothost cannot read. If no bothost daemon uses this directory, delete ${lockPath}.`,
         );
       }
-      if (await isAlive(holder, heldElsewhere)) throw lockedError(dir, lockPath, holder);
+      if (await isAlive(holder, heldElsewhere)) {
+        const left = waitUntil - monotonicMs();
+        if (holder.command === undefined || left <= 0) throw lockedError(dir, lockPath, holder, waitMs);
+        // A command holds it for a moment (it reads or writes a few keys, then closes the store).
+        // Real time: the holder is another process, which no test clock moves.
+        await new Promise<void>((resolve) => realClock.setTimeout(resolve, Math.min(pause, left)));
+        pause = Math.min(pause * 2, LAST_PAUSE_MS);
+        continue;
+      }
+      attempt++;
       await moveAsideIfUnchanged(lockPath, text, join(dir, `.LOCK.stale.${suffix}`));
     }
     throw new StateError(
@@ -211,7 +248,14 @@ async function isThisProcess(holder: LockInfo): Promise<boolean> {
   return holder.boot === boot && holder.ticks === ticks && holder.pidns === pidns;
 }
 
-function lockedError(dir: string, lockPath: string, holder: LockInfo): StateError {
+function lockedError(dir: string, lockPath: string, holder: LockInfo, waitedMs: number): StateError {
+  if (holder.command !== undefined) {
+    return new StateError(
+      "STATE_LOCKED",
+      `State directory ${dir} is in use by the command ${holder.command} (pid ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}), which did not end within ${waitedMs / 1000} s. Try again once it has ended. If that process is not a bothost command, delete ${lockPath}.`,
+      { heldBy: "command" },
+    );
+  }
   const who =
     holder.pid !== process.pid
       ? `pid ${holder.pid} on ${holder.hostname}`
@@ -221,6 +265,7 @@ function lockedError(dir: string, lockPath: string, holder: LockInfo): StateErro
   return new StateError(
     "STATE_LOCKED",
     `State directory ${dir} is in use by ${who} (since ${holder.startedAt}). Stop that daemon or give this one a different state.path. If that process is not a bothost daemon, delete ${lockPath}.`,
+    { heldBy: "daemon" },
   );
 }
 
@@ -232,6 +277,7 @@ export function parseLock(text: string): LockInfo | undefined {
       const pidns = typeof value.pidns === "string" ? { pidns: value.pidns } : {};
       const boot = typeof value.boot === "string" ? { boot: value.boot } : {};
       const nonce = typeof value.nonce === "string" ? { nonce: value.nonce } : {};
+      const command = typeof value.command === "string" ? { command: value.command } : {};
       return {
         pid: value.pid as number,
         hostname: value.hostname,
@@ -240,6 +286,7 @@ export function parseLock(text: string): LockInfo | undefined {
         ...pidns,
         ...boot,
         ...nonce,
+        ...command,
       };
     }
   } catch {}

@@ -36,6 +36,14 @@ export interface FileStoreOptions {
   log?: StoreLog;
   /** Whether a LOCK naming this process's pid, left by no earlier process of it, is held elsewhere. */
   heldElsewhere?: HeldElsewhere;
+  /**
+   * The name of the short-lived command opening the store (`bothost dialogs`), said in its lock:
+   * another process meeting that lock waits a few seconds for it rather than refusing at once.
+   * Unset: the store is a daemon's, whose lock is refused at once. @default undefined
+   */
+  command?: string;
+  /** How long a lock held by a command is waited for before `STATE_LOCKED`, in ms. @default 5000 */
+  commandWaitMs?: number;
 }
 
 /** The logger FileStore reports to. */
@@ -67,7 +75,8 @@ const LOG = "state.log";
 
 /**
  * A durable {@link StateBackend} in a directory. One process at a time: a second open of the same
- * directory fails with `STATE_LOCKED` (a lock left by a dead process is taken over).
+ * directory fails with `STATE_LOCKED` (a lock left by a dead process is taken over); one held by a
+ * command (`options.command`) is waited for, a few seconds at most.
  */
 export class FileStore extends StoreView implements StateBackend {
   private flushing: Promise<void> = Promise.resolve();
@@ -118,7 +127,7 @@ export class FileStore extends StoreView implements StateBackend {
     const root = resolve(dir);
     const release = await ioStep(root, async () => {
       await makeDirs(root, 0o700);
-      return acquireLock(root, options.heldElsewhere);
+      return acquireLock(root, options.heldElsewhere, options.command, options.commandWaitMs);
     });
     try {
       return await ioStep(root, () => FileStore.load(root, options, release));

@@ -25,6 +25,8 @@ export async function lockHolderHere(dir: string): Promise<LockHolder> {
   const holder = text === undefined ? undefined : parseLock(text);
   if (holder === undefined) return { none: `${lockPath} names no daemon` };
   const named = `${lockPath} names pid ${holder.pid} on ${holder.hostname}`;
+  // A command opening the store while no daemon answers (`bothost dialogs`): SIGHUP would end it.
+  if (holder.command !== undefined) return { none: `${named}, the command ${holder.command}, not a daemon` };
   if (holder.hostname !== hostname()) return { none: `${named}, not this host (${hostname()})` };
   // Ticks start again at every boot: a process of that pid and tick now is another one.
   const boot = holder.boot === undefined ? undefined : await bootId();

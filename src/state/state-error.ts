@@ -4,7 +4,8 @@ import { BothostError } from "../errors/bothost-error.ts";
  * Why the state store refused or failed:
  * - `STATE_CORRUPT`: a state file on disk cannot be read back (the message names the file and line).
  * - `STATE_IO`: the disk refused a read or write (full disk, permissions); the cause has the OS error.
- * - `STATE_LOCKED`: another live process holds the state directory.
+ * - `STATE_LOCKED`: another live process holds the state directory (`heldBy` says what: a daemon,
+ *   or a short-lived command such as `bothost dialogs` that did not end within a few seconds).
  * - `STATE_INVALID_KEY`: a key or namespace name is empty, too long, or not a string.
  * - `STATE_INVALID_VALUE`: a value is not plain JSON (the message gives the path inside the value).
  * - `STATE_CLOSED`: the store was used after `close()`.
@@ -35,9 +36,17 @@ export type StateErrorCode =
  * ```
  */
 export class StateError extends BothostError<StateErrorCode> {
-  constructor(code: StateErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
+  /** With `STATE_LOCKED`: what holds the directory, when its lock says. */
+  readonly heldBy?: "daemon" | "command";
+
+  constructor(
+    code: StateErrorCode,
+    message: string,
+    options?: { cause?: unknown; heldBy?: "daemon" | "command" },
+  ) {
+    super(code, message, options !== undefined && "cause" in options ? { cause: options.cause } : undefined);
     this.name = "StateError";
+    if (options?.heldBy !== undefined) this.heldBy = options.heldBy;
   }
 }
 

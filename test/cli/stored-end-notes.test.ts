@@ -2,15 +2,19 @@
  * `bothost dialogs` with no daemon running, on a state store holding a dialog an operator ended
  * while the bot was down (or whose note's send the stop cut): its end note waits to be said at the
  * bot's next start. The listing says so (how many, for whom, of which dialog, where), in text and
- * in --json, rather than "No open dialogs.". The CLI runs as a subprocess; nothing is reached over
- * the network (the config's server is never called by the offline listing).
+ * in --json, rather than "No open dialogs.". Listings at the same moment (two operators, a script
+ * running `dialogs --json` beside `dialogs`) open the state directory one at a time: one meeting
+ * another's lock waits for it, and none says a daemon holds the directory. The CLI runs as a
+ * subprocess; nothing is reached over the network (the config's server is never called by the
+ * offline listing).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { watch } from "node:fs";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
-import { assertBuilt, runCli } from "../support/cli.ts";
+import { assertBuilt, runCli, spawnCli } from "../support/cli.ts";
 
 let dir: string;
 let file: string;
@@ -61,10 +65,11 @@ afterAll(async () => {
 it("lists an ended dialog's end note still to be said at the next start, not 'No open dialogs.'", {
   timeout: 60_000,
 }, async () => {
-  // One after the other: each opens the state directory, which one process holds at a time (the
-  // second, meeting the first there, would say a daemon holds it: exit 1).
-  const json = await runCli(["dialogs", "--json", "-c", file]);
-  const text = await runCli(["dialogs", "-c", file]);
+  // At the same moment: the one meeting the other's hold on the state directory waits for it.
+  const [json, text] = await Promise.all([
+    runCli(["dialogs", "--json", "-c", file]),
+    runCli(["dialogs", "-c", file]),
+  ]);
   expect(json.code).toBe(0);
   expect(JSON.parse(json.stdout)).toEqual([
     {
@@ -87,4 +92,40 @@ it("lists an ended dialog's end note still to be said at the next start, not 'No
   expect(text.stdout).not.toContain("No open dialogs.");
   expect(text.stdout).toContain("orders: 1 ended dialog's end note to be said at the bot's next start\n");
   expect(text.stdout).toMatch(/^ {2}57 +Mel Member +direct message +2026-11-26T09:30:00Z by an operator$/m);
+});
+
+it("two bothost dialogs meeting a third one's lock wait for it, and list the same", {
+  timeout: 60_000,
+}, async () => {
+  const state = join(dir, "state");
+  // A third bothost dialogs, mid-listing: it holds the directory while the two start.
+  const third = await FileStore.open(state, { command: "bothost dialogs" });
+  // Each command writes `.LOCK.<pid>.<random>.tmp` just before it tries to take the lock.
+  const trying = new Set<string>();
+  let bothTrying = () => {};
+  const watcher = watch(state, (_, name) => {
+    const pid = /^\.LOCK\.(\d+)\./.exec(name ?? "")?.[1];
+    if (pid !== undefined) trying.add(pid);
+    if (runs.every((run) => trying.has(String(run.pid)))) bothTrying();
+  });
+  const runs = [1, 2].map(() => spawnCli(["dialogs", "--json", "-c", file]));
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => (bothTrying = resolve)),
+      ...runs.map((r) => r.exited),
+    ]);
+  } finally {
+    watcher.close();
+    await third.close();
+  }
+  const exits = await Promise.all(runs.map((run) => run.exited));
+  for (const [i, run] of runs.entries()) {
+    expect(run.stderr()).toBe("No daemon answers: the open dialogs as the state store keeps them.\n");
+    expect(exits[i]!.code).toBe(0);
+  }
+  const [first, second] = runs.map((run) => JSON.parse(run.stdout()) as { notes: { id: string }[] }[]);
+  expect(first!.map((bot) => bot.notes.map((note) => note.id))).toEqual([["57"]]);
+  expect(second).toEqual(first);
+  // Each released the lock.
+  expect(await readdir(state)).not.toContain("LOCK");
 });

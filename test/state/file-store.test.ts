@@ -459,4 +459,22 @@ catch (err) { parentPort.postMessage(String(err.code ?? err)); }`;
       message: `State directory ${dir} has a LOCK file bothost cannot read. If no bothost daemon uses this directory, delete ${lockPath}.`,
     });
   });
+
+  // A short-lived command (bothost dialogs with no daemon answering) is waited for, a daemon not.
+  test("a lock held by a live command is waited for, then refused naming the command", async ({ dir }) => {
+    const lockPath = join(dir, "LOCK");
+    const held = { pid: process.ppid, hostname: hostname(), startedAt: "t0", command: "bothost dialogs" };
+    await writeFile(lockPath, JSON.stringify(held));
+    const daemon = await FileStore.open(dir, { autoFlushMs: 0, commandWaitMs: 30 }).catch((e: unknown) => e);
+    expect(daemon).toMatchObject({
+      code: "STATE_LOCKED",
+      heldBy: "command",
+      message: `State directory ${dir} is in use by the command bothost dialogs (pid ${process.ppid} on ${hostname()}, since t0), which did not end within 0.03 s. Try again once it has ended. If that process is not a bothost command, delete ${lockPath}.`,
+    });
+    // A daemon's lock: refused without waiting, whatever the wait allowed.
+    await writeFile(lockPath, JSON.stringify({ ...held, command: undefined }));
+    await expect(
+      FileStore.open(dir, { autoFlushMs: 0, command: "bothost failed", commandWaitMs: 60_000 }),
+    ).rejects.toMatchObject({ code: "STATE_LOCKED", heldBy: "daemon" });
+  });
 });
