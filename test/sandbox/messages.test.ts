@@ -583,4 +583,16 @@ test("GET /messages with a negative window size says the parameter is too small,
       { result: "error", msg: `${name} is too small`, code: "BAD_REQUEST" },
     ]);
   }
+  // message_ids is a list of NonNegativeInt: the element below 0 is named by its index.
+  for (const [ids, name] of [
+    ["[-1]", "message_ids[0]"],
+    ["[1, -5, 2]", "message_ids[1]"],
+  ] as const) {
+    const reply = await bot.get("/messages", { message_ids: ids });
+    expect([ids, reply.status, reply.body]).toEqual([
+      ids,
+      400,
+      { result: "error", msg: `${name} is too small`, code: "BAD_REQUEST" },
+    ]);
+  }
 });

@@ -105,9 +105,10 @@ export class Params {
   }
 
   /** A `Json[int]`: a JSON integer literal; `1.0`, `1e3`, `true`, `"1"` are "not an integer". */
-  int(name: string): number | undefined {
+  /** A strict JSON int; `min: 0` for the server's NonNegativeInt (below it, "… is too small"). */
+  int(name: string, opts: { min?: number } = {}): number | undefined {
     const found = this.json(name);
-    return found && checkInt(found.value, name, found.intLiterals[0]);
+    return found && checkInt(found.value, name, found.intLiterals[0], opts.min);
   }
 
   requiredInt(name: string): number {
@@ -116,9 +117,9 @@ export class Params {
     return v;
   }
 
-  intList(name: string): number[] | undefined {
+  intList(name: string, opts: { min?: number } = {}): number[] | undefined {
     const found = this.json(name);
-    return found && checkIntList(found.value, name, found.intLiterals);
+    return found && checkIntList(found.value, name, found.intLiterals, opts.min);
   }
 
   stringList(name: string, opts: { nullable?: boolean } = {}): string[] | undefined {
@@ -137,19 +138,22 @@ export type JsonParam = { value: unknown; as: string; intLiterals: boolean[] };
 /**
  * A strict int: a number written as an integer literal (`literal`, from `intLiterals`); the
  * server's strict validation refuses a float even when whole (`1.0`, `1e3`). `-0` reads as 0.
+ * Below `min` (a bounded type such as NonNegativeInt) the server says the parameter "is too
+ * small", a BAD_REQUEST without `var_name`.
  */
-export function checkInt(value: unknown, name: string, literal = true): number {
+export function checkInt(value: unknown, name: string, literal = true, min?: number): number {
   if (typeof value !== "number" || !Number.isInteger(value) || !literal) {
     throw badRequest(`${name} is not an integer`);
   }
+  if (min !== undefined && value < min) throw badRequest(`${name} is too small`);
   return value + 0;
 }
 
-/** A list of strict ints; `literals` as in `checkInt`, one per element (all checked in order). */
-export function checkIntList(value: unknown, name: string, literals: boolean[] = []): number[] {
+/** A list of strict ints; `literals` and `min` as in `checkInt`, each element checked in order. */
+export function checkIntList(value: unknown, name: string, literals: boolean[] = [], min?: number): number[] {
   if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
   // Elements are checked in order and the first non-number throws, so element i is number literal i.
-  return value.map((v, i) => checkInt(v, `${name}[${i}]`, literals[i] ?? true));
+  return value.map((v, i) => checkInt(v, `${name}[${i}]`, literals[i] ?? true, min));
 }
 
 /** For each number literal of a JSON text (strings skipped), whether it has no fraction or exponent. */

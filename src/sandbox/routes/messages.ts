@@ -50,25 +50,20 @@ function parseAnchor(raw: string | undefined, useFirstUnread: boolean): number |
 /** The parameters `message_ids` cannot be sent with (the server's IncompatibleParametersError). */
 const WINDOW_PARAMS = "num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor";
 
-/** A window size below 0: the server's typed parameter (NonNegativeInt) says it "is too small". */
-function nonNegative(value: number, name: string): number {
-  if (value < 0) throw badRequest(`${name} is too small`);
-  return value;
-}
-
 function getMessages(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   const data = core.data;
   const anchorRaw = params.str("anchor");
   const includeAnchor = params.bool("include_anchor") ?? true;
-  const numBefore = nonNegative(params.int("num_before") ?? 0, "num_before");
-  const numAfter = nonNegative(params.int("num_after") ?? 0, "num_after");
+  // NonNegativeInt on the server: a window size or message id below 0 "is too small".
+  const numBefore = params.int("num_before", { min: 0 }) ?? 0;
+  const numAfter = params.int("num_after", { min: 0 }) ?? 0;
   const narrowJson = params.json("narrow");
   const clientGravatar = params.bool("client_gravatar") ?? true;
   const applyMarkdown = params.bool("apply_markdown") ?? true;
   const useFirstUnread = params.bool("use_first_unread_anchor") ?? false;
   const allowEmptyTopicName = params.bool("allow_empty_topic_name") ?? false;
-  const messageIds = params.intList("message_ids");
+  const messageIds = params.intList("message_ids", { min: 0 });
   if (messageIds !== undefined && (numBefore || numAfter || anchorRaw !== undefined || useFirstUnread)) {
     throw badRequest(`Unsupported parameter combination: ${WINDOW_PARAMS}`, { parameters: WINDOW_PARAMS });
   }
