@@ -6,7 +6,7 @@
  */
 import type { SandboxCore } from "./core.ts";
 import { ApiError, badRequest, missingArgument, notFound } from "./http/api-error.ts";
-import { checkInt, checkIntList, type Params } from "./http/params.ts";
+import type { Params } from "./http/params.ts";
 import { type AuthedContext, endpoint, route } from "./http/router.ts";
 import { defaultReadBySender } from "./http/server.ts";
 import { emitToUsers } from "./queues/emit.ts";
@@ -135,12 +135,20 @@ export function pendingScheduled(data: SandboxData, userId: number): ScheduledRe
 const TYPES = ["direct", "channel", "stream", "private"] as const;
 const notFoundSm = () => notFound("Scheduled message does not exist");
 
+/**
+ * `to` is the server's `Json[int | list[int]]`: JSON that is neither an int nor a list of ints
+ * fails both members of the union, and the server names the first error, the `int` member's:
+ * `to["int"] is not an integer` (for a string, an email list, a float, `[1.0]` alike).
+ */
 function readTo(params: Params): number | number[] | undefined {
   const found = params.json("to");
   if (!found) return undefined;
-  return Array.isArray(found.value)
-    ? checkIntList(found.value, "to", found.intLiterals)
-    : checkInt(found.value, "to", found.intLiterals[0]);
+  const { value, intLiterals } = found;
+  const isInt = (v: unknown, i: number) =>
+    typeof v === "number" && Number.isInteger(v) && intLiterals[i] === true;
+  if (isInt(value, 0)) return (value as number) + 0;
+  if (Array.isArray(value) && value.every(isInt)) return value.map((v: number) => v + 0);
+  throw badRequest('to["int"] is not an integer');
 }
 
 function checkFuture(core: SandboxCore, ts: number): void {
@@ -157,16 +165,17 @@ function recipients(
 ) {
   const data = core.data;
   if (type === "stream") {
-    const list = Array.isArray(to) ? to : [to];
-    if (list.length !== 1) throw badRequest("Expected exactly one channel");
-    const stream = streamById(data, list[0]!);
-    if (!stream || !canAccessContent(data, user, stream)) throw streamDoesNotExist(list[0]!);
+    // One channel id, never a list (not even of one id); and a direct message's `to` is a list.
+    if (Array.isArray(to)) throw badRequest("Invalid data type for channel ID");
+    const stream = streamById(data, to);
+    if (!stream || !canAccessContent(data, user, stream)) throw streamDoesNotExist(to);
     if (topic === undefined) throw badRequest("Missing topic");
     const normalized = normalizeTopic(data, topic);
     checkTopicPolicy(stream, normalized);
     return { to: stream.stream_id as number | number[], topic: normalized };
   }
-  const ids = [...new Set(Array.isArray(to) ? to : [to])];
+  if (!Array.isArray(to)) throw badRequest("Invalid data type for recipients");
+  const ids = [...new Set(to)];
   if (ids.length === 0) throw badRequest("Message must have recipients");
   for (const id of ids) {
     const u = userById(data, id);

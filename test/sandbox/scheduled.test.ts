@@ -131,6 +131,46 @@ test("creation errors", async ({ sb }) => {
   expect(noTopic.body.msg).toBe("Missing topic");
 });
 
+test("a `to` of the wrong shape is refused in the server's words: the union's int member, then the type's", async ({
+  sb,
+}) => {
+  const member = sb.as(MEMBER);
+  const memberId = (await member.get("/users/me")).body.user_id;
+  const base = { topic: "t", content: "x", scheduled_delivery_timestamp: NOW + 60 };
+  const error = (msg: string) => ({ result: "error", msg, code: "BAD_REQUEST" });
+  const notInt = error('to["int"] is not an integer');
+  const cases: [string, string, object][] = [
+    // Neither an int nor a list of ints: the first of the union's errors, the int member's.
+    ["stream", '"general"', notInt],
+    ["direct", '"general"', notInt],
+    ["direct", '["member@sandbox.example"]', notInt],
+    ["direct", `[${memberId}, "x"]`, notInt],
+    ["stream", "1.0", notInt],
+    ["direct", "[1.5]", notInt],
+    ["stream", "true", notInt],
+    ["direct", "{}", notInt],
+    // A well-formed `to` of the other type's shape.
+    ["stream", "[1]", error("Invalid data type for channel ID")],
+    ["stream", "[]", error("Invalid data type for channel ID")],
+    ["direct", String(memberId), error("Invalid data type for recipients")],
+    // Well-formed, and then looked up.
+    ["direct", "[]", error("Message must have recipients")],
+    ["direct", "[-1]", error("Invalid user ID -1")],
+  ];
+  for (const [type, to, body] of cases) {
+    const reply = await member.post("/scheduled_messages", { ...base, type, to });
+    expect([type, to, reply.status, reply.body]).toEqual([type, to, 400, body]);
+  }
+  const negative = await member.post("/scheduled_messages", { ...base, type: "stream", to: "-1" });
+  expect(negative.body).toMatchObject({ code: "STREAM_DOES_NOT_EXIST", stream_id: -1 });
+  const created = await member.post("/scheduled_messages", { ...base, type: "stream", to: 1 });
+  const edit = await member.patch(`/scheduled_messages/${created.body.scheduled_message_id}`, { to: "[1]" });
+  expect(edit.body).toEqual(error("Invalid data type for channel ID"));
+  expect(
+    (await member.patch(`/scheduled_messages/${created.body.scheduled_message_id}`, { to: '"x"' })).body,
+  ).toEqual(notInt);
+});
+
 test("parameters are checked in the server's order; a type outside the list has the validator's wording", async ({
   sb,
 }) => {
@@ -212,7 +252,7 @@ test("GET lists `to` as the server does: a channel's id, a direct message's user
       content: "x",
       scheduled_delivery_timestamp: NOW + 60,
     });
-  await book("stream", [1]);
+  await book("stream", 1);
   await book("direct", [id(MEMBER), id(OWNER)]);
   await book("direct", [id(MEMBER)]);
   await book("direct", [id(OWNER), id(BOT)]);

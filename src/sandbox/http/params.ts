@@ -104,8 +104,10 @@ export class Params {
     return found.value;
   }
 
-  /** A `Json[int]`: a JSON integer literal; `1.0`, `1e3`, `true`, `"1"` are "not an integer". */
-  /** A strict JSON int; `min: 0` for the server's NonNegativeInt (below it, "… is too small"). */
+  /**
+   * A `Json[int]`: a JSON integer literal; `1.0`, `1e3`, `true`, `"1"` are "not an integer".
+   * `min: 0` for the server's NonNegativeInt (below it, "… is too small").
+   */
   int(name: string, opts: { min?: number } = {}): number | undefined {
     const found = this.json(name);
     return found && checkInt(found.value, name, found.intLiterals[0], opts.min);
