@@ -99,6 +99,36 @@ test("topics are stripped, '(no topic)' and the display name mean '', long ones 
   expect(missing.body).toEqual({ result: "error", msg: "Missing topic", code: "BAD_REQUEST" });
 });
 
+test("a narrow to the topic 'general chat' finds the empty topic, as the server's fetch rewrites it; '(no topic)' finds nothing", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  await bot.post("/messages", { type: "stream", to: "general", topic: "(no topic)", content: "empty" });
+  await bot.post("/messages", { type: "stream", to: "general", topic: "named", content: "named" });
+  const read = async (topic: string) => {
+    const narrow = JSON.stringify([
+      { operator: "channel", operand: "general" },
+      { operator: "topic", operand: topic },
+    ]);
+    const reply = await bot.get("/messages", {
+      anchor: "newest",
+      num_before: 10,
+      narrow,
+      apply_markdown: false,
+    });
+    return [topic, reply.body.messages.map((m: Msg) => m.content)];
+  };
+  expect(await read("general chat")).toEqual(["general chat", ["empty"]]);
+  expect(await read("")).toEqual(["", ["empty"]]);
+  // Only the display name itself, as written, is rewritten; "(no topic)" is not.
+  expect(await read("(no topic)")).toEqual(["(no topic)", []]);
+  expect(await read("General Chat")).toEqual(["General Chat", []]);
+  // Below feature level 334 there is no empty topic: "general chat" is a topic of that name.
+  sb.sandbox.control.restartQueues({ featureLevel: 333 });
+  await bot.post("/messages", { type: "stream", to: "general", topic: "general chat", content: "named so" });
+  expect(await read("general chat")).toEqual(["general chat", ["named so"]]);
+});
+
 test("too-long content is truncated, empty content rejected", async ({ sb }) => {
   const bot = sb.as(BOT);
   await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "y".repeat(10050) });

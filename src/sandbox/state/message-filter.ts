@@ -2,6 +2,7 @@
  * GET /messages narrows: parsing the two wire forms (dicts or pairs) and turning them into a
  * predicate, plus which messages a user may search at all (channel history vs own messages).
  */
+import { featureLevels } from "../../wire/feature-levels.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
 import type { MessageRecord, SandboxData, StreamRecord, UserRecord } from "./data.ts";
 import { canAccessContent, streamById, streamByName } from "./streams.ts";
@@ -61,8 +62,21 @@ function dmIds(data: SandboxData, operand: unknown): number[] {
     .map((e) => resolveUser(data, /^\d+$/.test(e) ? Number(e) : e).user_id);
 }
 
-export function buildFilter(data: SandboxData, user: UserRecord, terms: NarrowTerm[]): Predicate {
+/**
+ * From feature level 334 the first `topic` term naming the empty topic's display name ("general
+ * chat", exactly) narrows to the empty topic `""`, as the server's message fetch rewrites it.
+ * "(no topic)" is not rewritten: a send maps it to `""`, a narrow does not.
+ */
+function emptyTopicTerms(data: SandboxData, terms: NarrowTerm[]): NarrowTerm[] {
+  if (data.realm.feature_level < featureLevels.emptyTopicValid) return terms;
+  const i = terms.findIndex((t) => t.operator === "topic");
+  if (i < 0 || terms[i]!.operand !== data.realm.empty_topic_display_name) return terms;
+  return terms.map((t, j) => (j === i ? { ...t, operand: "" } : t));
+}
+
+export function buildFilter(data: SandboxData, user: UserRecord, narrow: NarrowTerm[]): Predicate {
   const me = String(user.user_id);
+  const terms = emptyTopicTerms(data, narrow);
   const preds = terms.map((t): Predicate => {
     const p = termPredicate(data, user, me, t);
     return t.negated ? (m) => !p(m) : p;
