@@ -17,7 +17,7 @@ import { printOf } from "./effect-claims.ts";
 import { type EffectRecord, type EffectRun, SERVER_CLOCK_SLACK_S } from "./effect-records.ts";
 import { failpoint } from "./failpoints.ts";
 import { findDelivered } from "./schedule/find-delivered.ts";
-import { normalizeContent, storedTopic, toSeconds } from "./schedule/normalize.ts";
+import { EMPTY_TOPIC_NAME, normalizeContent, storedTopic, toSeconds } from "./schedule/normalize.ts";
 import { keptClientLookups } from "./schedule/recipient-ids.ts";
 import { listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import {
@@ -46,9 +46,6 @@ const SAME_BOOKING_S = 15 * 60;
  * it gives up on one more than 10 minutes late.
  */
 const SENT_BY_S = 11 * 60;
-
-/** The empty topic's display name when the server's is not known yet (its default). */
-const EMPTY_TOPIC_NAME = "general chat";
 
 /**
  * A run's effect records as the read-backs see them: `since`, epoch seconds of the event;

@@ -14,6 +14,7 @@ import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
 import type { CallOptions } from "../api/transport.ts";
+import { EMPTY_TOPIC_NAME, storedTopic } from "./schedule/normalize.ts";
 
 /** The first page: the send is among the bot's first few messages there after `after`. */
 const FIRST_PAGE = 100;
@@ -36,7 +37,7 @@ export async function findSent(
     params.type === "stream" || params.type === "channel"
       ? [
           { operator: "channel", operand: params.to },
-          { operator: "topic", operand: params.topic ?? "" },
+          { operator: "topic", operand: sentTopic(api, params.topic) },
         ]
       : [{ operator: "dm", operand: dmOperand(params.to as readonly number[] | readonly string[]) }];
   const narrow = [...where, { operator: "sender", operand: selfId }];
@@ -88,6 +89,16 @@ export async function findSent(
 function noSuchChannel(err: unknown): boolean {
   const desc = isApiError(err) && err.code === "BAD_NARROW" ? err.data.desc : undefined;
   return typeof desc === "string" && /^unknown (channel|stream) /.test(desc);
+}
+
+/**
+ * The topic to narrow to: the one the message is stored under. From feature level 334 a send to
+ * "(no topic)" or the empty topic's display name is stored under `""`, which a narrow to `""`
+ * finds; a narrow to "(no topic)" would not (the server rewrites only the display name in
+ * narrows). The server's display name on input is always "general chat".
+ */
+function sentTopic(api: Client, topic: string | undefined): string {
+  return storedTopic(topic, EMPTY_TOPIC_NAME, api.featureLevel);
 }
 
 function dmOperand(to: readonly number[] | readonly string[]): string | readonly number[] {

@@ -6,6 +6,9 @@
 import { createHash } from "node:crypto";
 import { featureLevels } from "../../wire/feature-levels.ts";
 
+/** The empty topic's display name when the server's is not known (its default, and what it reads on input). */
+export const EMPTY_TOPIC_NAME = "general chat";
+
 export function normalizeContent(content: string): string {
   return content.replace(/\s+$/u, "").replace(/^\n+/, "");
 }
