@@ -22,19 +22,22 @@
  * extend a lease's validity (see redis-leases.ts), and when either connection finds a new primary
  * a round runs at once: it re-reads every lease held here on that primary, and a bot whose lease
  * is not there as this instance holds it stops before doing more.
+ *
+ * held-leases.ts keeps the leases held here: their taking, validity, watchdogs, renewal and loss.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { type Fence, fencingTokenOf } from "../state/redis-connection.ts";
+import type { Fence } from "../state/redis-connection.ts";
 import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance, refusalsOf } from "./balance.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
 import { leavingDead, type TakeFrom, thisProcess } from "./gone-holders.ts";
+import { HeldLeases } from "./held-leases.ts";
 import { LeaseHolders } from "./lease-holders.ts";
-import { errorText, type HaltNotes, type Held, haltBot, leaseTiming } from "./lease-parts.ts";
+import { errorText, type HaltNotes, haltBot, leaseTiming } from "./lease-parts.ts";
 import { type ClusterView, RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
@@ -55,7 +58,7 @@ export class LeaseCoordinator implements Coordinator {
   readonly timing: ReturnType<typeof leaseTiming>;
   readonly #o: LeaseCoordinatorOptions;
   readonly #order: readonly string[];
-  readonly #held = new Map<string, Held>();
+  readonly #held: HeldLeases;
   readonly #halting = new Set<string>();
   readonly #stores = new Map<string, StateStore>();
   /** Bots that failed to start here, left to the other instances (see `startFailed`). */
@@ -79,6 +82,7 @@ export class LeaseCoordinator implements Coordinator {
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
     this.timing = leaseTiming(options.ttlMs);
+    this.#held = new HeldLeases(this.timing, options.log, (...halt) => this.#halt(...halt));
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     this.#holders = new LeaseHolders(this.instanceId, this.timing.ttlMs, () => performance.now());
     // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.
@@ -94,18 +98,17 @@ export class LeaseCoordinator implements Coordinator {
 
   /** The bots whose lease this instance holds now. */
   get held(): string[] {
-    return [...this.#held.keys()];
+    return this.#held.bots;
   }
 
   runsHere(bot: string): boolean {
-    const held = this.#held.get(bot);
-    return held !== undefined && !held.handingOver;
+    return this.#held.runsHere(bot);
   }
 
   storeFor(bot: string): StateStore {
     let store = this.#stores.get(bot);
     if (!store) {
-      store = this.#o.store.fenced({ current: () => this.#fenceOf(bot), description: `bot "${bot}"` });
+      store = this.#o.store.fenced({ current: () => this.#held.fenceOf(bot), description: `bot "${bot}"` });
       this.#stores.set(bot, store);
     }
     return store;
@@ -142,20 +145,11 @@ export class LeaseCoordinator implements Coordinator {
       this.#closed = true;
       clearTimeout(this.#timer);
       await this.#round?.catch(() => {});
-      for (const [bot, held] of this.#held) {
-        clearTimeout(held.watchdog);
-        await this.#leases?.release(held.fence).catch((err: unknown) => {
-          this.#o.log.warn({ bot, err: errorText(err) }, "could not release a lease; it expires by itself");
-        });
-      }
-      this.#held.clear();
+      await this.#held.releaseAll(this.#leases, (bot, err) => {
+        this.#o.log.warn({ bot, err: errorText(err) }, "could not release a lease; it expires by itself");
+      });
       await this.#leases?.close();
     }
-  }
-
-  #fenceOf(bot: string): Fence | undefined {
-    const held = this.#held.get(bot);
-    return held && performance.now() < held.validUntil ? held.fence : undefined;
   }
 
   /** One round at a time; the next is scheduled when this one ends (sooner after a failure). */
@@ -190,10 +184,8 @@ export class LeaseCoordinator implements Coordinator {
    */
   startFailed(bot: string, forNow: boolean): void {
     if (!forNow) this.#refused.add(bot);
-    const held = this.#held.get(bot);
+    const held = this.#held.drop(bot);
     if (!held) return;
-    clearTimeout(held.watchdog);
-    this.#held.delete(bot);
     this.#o.log.warn(
       { bot },
       forNow
@@ -238,10 +230,8 @@ export class LeaseCoordinator implements Coordinator {
   }
 
   /** Why a bot's lease was lost here, until it is taken again (here or elsewhere): `bothost status` says it. */
-  readonly #lost = new Map<string, string>();
-
   lostLease(bot: string): string | undefined {
-    return this.#lost.get(bot);
+    return this.#held.lostReason(bot);
   }
 
   async #oneRound(): Promise<string[]> {
@@ -257,7 +247,7 @@ export class LeaseCoordinator implements Coordinator {
       takeFrom = dead.takeFrom;
       for (const instance of dead.idle) await leases.forget(instance);
       this.#holders.read(view.holders, sentAt, view.epoch);
-      gone = await this.#renewAll(leases);
+      gone = await this.#held.renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
       this.#failing = false;
     } catch (err) {
@@ -267,11 +257,11 @@ export class LeaseCoordinator implements Coordinator {
     // A bot held elsewhere stands by naming its holder: a lease lost here is no reason to show now.
     for (const bot of this.#o.bots)
       if (![undefined, this.instanceId].includes(view.holders.get(bot))) {
-        this.#lost.delete(bot);
+        this.#held.forgetLoss(bot);
         this.#hooks?.elsewhere?.(bot);
       }
     const alive = view.instances.length;
-    const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
+    const active = this.#held.active;
     const picture = { self: this.instanceId, ...view };
     const refused = refusalsOf(picture);
     const plan = balance(picture, active, refused);
@@ -295,74 +285,19 @@ export class LeaseCoordinator implements Coordinator {
         this.#holders.leftToOthers(bot)
       )
         continue;
-      const sentAt = performance.now();
-      let fence: Fence | undefined;
-      const from = takeFrom.get(bot);
       try {
-        fence = await (from ? leases.takeOver(bot, from.seen, from.dead) : leases.acquire(bot));
+        if (await this.#held.acquire(leases, bot, takeFrom.get(bot))) acquired.push(bot);
       } catch (err) {
         this.#failed(err);
         break;
       }
-      if (!fence) continue;
-      const held: Held = { fence, validUntil: 0, watchdog: undefined, handingOver: false };
-      this.#held.set(bot, held);
-      this.#extend(bot, held, sentAt);
-      acquired.push(bot);
-      this.#lost.delete(bot);
-      // A number, no secret: not under a key the log redacts (`token`).
-      const fencingToken = fencingTokenOf(fence);
-      if (from)
-        this.#o.log.info(
-          { bot, from: from.dead },
-          "the instance holding the bot's lease was a process of this host that is gone: its lease is taken now",
-        );
-      this.#o.log.info({ bot, fencingToken }, "lease acquired; starting the bot on this instance");
     }
     return acquired;
   }
 
-  /** Renew every lease held here; resolves the bots whose lease was gone (held by nobody). */
-  async #renewAll(leases: RedisLeases): Promise<string[]> {
-    const entries = [...this.#held];
-    if (entries.length === 0) return [];
-    const sentAt = performance.now();
-    const renewed = await leases.renew(entries.map(([, held]) => held.fence));
-    const gone: string[] = [];
-    entries.forEach(([bot, held], i) => {
-      if (this.#held.get(bot) !== held) return; // lost meanwhile
-      if (renewed[i] === "renewed") this.#extend(bot, held, sentAt);
-      else if (renewed[i] === "taken") this.#lose(bot, "another instance holds its lease now", true);
-      else {
-        this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)", false);
-        gone.push(bot);
-      }
-    });
-    return gone;
-  }
-
-  #extend(bot: string, held: Held, sentAt: number): void {
-    held.validUntil = Math.max(held.validUntil, sentAt + this.timing.validForMs);
-    clearTimeout(held.watchdog);
-    held.watchdog = setTimeout(
-      () => this.#lose(bot, this.timing.unrenewed(performance.now() - held.validUntil), false),
-      Math.max(0, held.validUntil - performance.now()),
-    );
-  }
-
-  #lose(bot: string, reason: string, elsewhere: boolean): void {
-    const held = this.#held.get(bot);
-    if (!held) return;
-    clearTimeout(held.watchdog);
-    this.#held.delete(bot);
-    this.#lost.set(bot, reason);
-    // Said once the bot stopped (within ttl/6), with the events it left: its only warn line.
-    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere, { lost: reason });
-  }
-
   /** Hand over one bot held here that no instance refuses (`refused`: those some instance does). */
   #handOverOne(refused: ReadonlySet<string>): void {
-    if ([...this.#held.values()].some((h) => h.handingOver)) return;
+    if (this.#held.handingOver) return;
     const bot = this.#order.findLast((b) => this.#held.has(b) && !refused.has(b));
     const held = bot === undefined ? undefined : this.#held.get(bot);
     if (bot === undefined || !held) return;
@@ -371,10 +306,7 @@ export class LeaseCoordinator implements Coordinator {
     this.#halt(bot, held.fence, this.#o.handoverDeadlineMs, true, {
       before: () => {
         // Still held (renewed while it stopped): give it up for another instance to take.
-        if (this.#held.get(bot) === held) {
-          clearTimeout(held.watchdog);
-          this.#held.delete(bot);
-        }
+        this.#held.drop(bot, held);
       },
     });
   }

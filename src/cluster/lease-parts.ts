@@ -1,6 +1,6 @@
 /**
  * Parts of LeaseCoordinator: the lease's timing rule (see lease-coordinator.ts), all derived from
- * one ttl, what it keeps of a lease held here, and how it stops a bot here.
+ * one ttl, and how it stops a bot here.
  */
 import type { Logger } from "pino";
 import type { Fence } from "../state/redis-connection.ts";
@@ -39,14 +39,6 @@ export interface HaltNotes {
   before?: () => void;
   lost?: string;
   said?: boolean;
-}
-
-export interface Held {
-  fence: Fence;
-  /** Until when (on `now()`) this instance may act on the lease. */
-  validUntil: number;
-  watchdog: NodeJS.Timeout | undefined;
-  handingOver: boolean;
 }
 
 /** What {@link haltBot} reaches of the coordinator. */
