@@ -1,7 +1,7 @@
 /**
  * Stages 4 and 5 of a bot's pipeline (see dispatcher.ts): build an event's context and run the
  * middleware and handlers (the composer), then apply the run's staged state and record the
- * message as handled; a run that threw goes to the failure stage (handler-failures.ts). A
+ * message as handled; a run that threw goes to the failure stage (run-failures.ts). A
  * message's run is a turn of a dialog (dialogs/): it may park at a `ctx.prompt`, which ends it.
  */
 import type { EffectRecord } from "../effects/effect-records.ts";
@@ -9,40 +9,22 @@ import { failpoint } from "../effects/failpoints.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
-import type { JsonValue } from "../state/state-store.ts";
 import { monotonicMs } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { type BotContext, progressesOf, type SendEffects } from "./context.ts";
 import { endAfter, RUNS_ON, type TaskControl } from "./conversation-queue.ts";
-import {
-  closeRuns,
-  type DialogEndParts,
-  dialogFailed,
-  ENDED_MEANWHILE,
-  endDialog,
-  ranElsewhere,
-} from "./dialogs/dialog-ends.ts";
+import { type DialogEndParts, ENDED_MEANWHILE, endDialog, ranElsewhere } from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
 import { endRunProgresses } from "./dialogs/end-progresses.ts";
 import { replayEffects } from "./dialogs/replay-effects.ts";
-import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
+import { keptLater, Turn } from "./dialogs/turn.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { ledgerIdOf } from "./event-fields.ts";
-import type { FailedRun } from "./handler-failures.ts";
-import { type DispatchStats, type Incoming, replayedOf, sourceOf, stateKeyOf } from "./incoming.ts";
-import { eventRecords, letterRecordsOf, MessageEffects } from "./run-keys.ts";
+import { type DispatchStats, type Incoming, stateKeyOf } from "./incoming.ts";
+import { RunFailures } from "./run-failures.ts";
+import { eventRecords, MessageEffects } from "./run-keys.ts";
 import { runLog } from "./run-log.ts";
-import { failedForGood, runFailed, runHandled } from "./run-outcomes.ts";
-
-type FailedArgs = [
-  Incoming,
-  TaskControl,
-  BotContext<unknown>,
-  number,
-  unknown,
-  SendEffects | undefined,
-  Turn | undefined,
-];
+import { runHandled } from "./run-outcomes.ts";
 
 /** A first run carries no effect records (one shared empty list, not one per message). */
 const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
@@ -54,6 +36,8 @@ export class HandlerRuns {
   readonly #finish: (id: number) => Promise<void> | undefined;
   /** What a dialog's run needs to end it. */
   readonly #ends: DialogEndParts;
+  /** The runs that threw, to their dialog's end or the failure stage. */
+  readonly #failedRuns: RunFailures;
 
   /** `finish(id)`: records a message as handled in the ledger (begun at stage 1). */
   constructor(
@@ -65,6 +49,14 @@ export class HandlerRuns {
     this.#stats = stats;
     this.#finish = finish;
     this.#ends = { dialogs: parts.dialogs, contexts: parts.contexts, log: parts.log };
+    this.#failedRuns = new RunFailures({
+      o: parts,
+      stats,
+      ends: this.#ends,
+      effectsAgain: (incoming, first) => this.#effectsOf(incoming, true, first),
+      endedMeanwhile: (incoming, ctx) => this.#endedMeanwhile(incoming, ctx),
+      finishEvent: (event) => this.#finishEvent(event),
+    });
   }
 
   /**
@@ -78,7 +70,7 @@ export class HandlerRuns {
     const { failures } = this.#o;
     const ranOut = failures.countsRanOut ? failures.ranOut(incoming) : undefined;
     if (ranOut !== undefined)
-      return this.#afterFailure(incoming, ranOut, control, undefined, new OpenProgresses());
+      return this.#failedRuns.toFailureStage(incoming, ranOut, control, undefined, new OpenProgresses());
     const counted = failures.recovering ? failures.beginsAgain(incoming, control) : undefined;
     return counted ? counted.then(() => this.#run(control, incoming)) : this.#run(control, incoming);
   };
@@ -96,7 +88,7 @@ export class HandlerRuns {
     try {
       pending = this.#o.composer.run(ctx);
     } catch (err) {
-      return this.#runFailed(incoming, control, ctx, started, err, effects, turn);
+      return this.#failedRuns.threw(incoming, control, ctx, started, err, effects, turn);
     }
     if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects, turn);
     return this.#runOn(pending, incoming, control, ctx, started, state, effects, turn);
@@ -146,7 +138,7 @@ export class HandlerRuns {
     let after: unknown;
     try {
       after = failed
-        ? this.#runFailed(incoming, control, ctx, started, err, effects, turn)
+        ? this.#failedRuns.threw(incoming, control, ctx, started, err, effects, turn)
         : this.#succeeded(incoming, control, ctx, started, state, effects, turn);
     } catch (error) {
       after = Promise.reject(error);
@@ -167,7 +159,8 @@ export class HandlerRuns {
     started: number,
     effects: SendEffects | undefined,
   ): void {
-    const failed = (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn);
+    const failed = (err: unknown) =>
+      this.#failedRuns.threw(incoming, control, ctx, started, err, effects, turn);
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
       turn.written.then(
@@ -216,7 +209,7 @@ export class HandlerRuns {
   ): unknown {
     // A dialog's replay that returned short of its recorded questions ran other code.
     const changed = incoming.dialog && turn?.unfinished();
-    if (changed) return this.#runFailed(incoming, control, ctx, started, changed, effects, turn);
+    if (changed) return this.#failedRuns.threw(incoming, control, ctx, started, changed, effects, turn);
     // Ended meanwhile (an operator's end): the run's state writes since its last question are dropped.
     if (turn !== undefined && this.#endedMeanwhile(incoming, ctx)) {
       runHandled(this.#o, this.#stats, ctx, started);
@@ -243,25 +236,8 @@ export class HandlerRuns {
   ): Promise<unknown> {
     return applied.then(
       () => this.#succeeded(incoming, control, ctx, started, state, effects, undefined),
-      (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, undefined),
+      (err: unknown) => this.#failedRuns.threw(incoming, control, ctx, started, err, effects, undefined),
     );
-  }
-
-  /** The run threw (off the hot path: its arguments come as one array). */
-  #runFailed(...[incoming, control, ctx, started, err, effects, turn]: FailedArgs): void {
-    // Its progresses edit no more: a later attempt goes on, or the final failure or changed code ends them.
-    const progresses = progressesOf(ctx);
-    progresses?.halt();
-    // Ended by an operator, or changed code: kept with the end's note first (end-progresses.ts).
-    const kept = () => effects?.run.kept;
-    const end = () => endRunProgresses(this.#ends, incoming.dialog, kept(), progresses, control.signal);
-    const stopped = dialogFailed(this.#ends, incoming, runLog(ctx), turn, err, control.signal, { kept, end });
-    if (stopped !== false) {
-      if (stopped !== true) control.holdKey(stopped);
-      return;
-    }
-    runFailed(this.#o, this.#stats, ctx, err, started);
-    this.#afterFailure(incoming, err, control, effects, progresses ?? new OpenProgresses());
   }
 
   /** An event's effect records for this run (a re-run reads them); `first`: a run again's first run's. */
@@ -274,80 +250,6 @@ export class HandlerRuns {
     if (dialog !== undefined) return replayEffects(records, incoming, dialog, id, rerun);
     const carried = (incoming.letter?.effects ?? NOTHING_CARRIED) as unknown as EffectRecord[];
     return new MessageEffects(records, incoming.event, id, rerun, carried, incoming.beforeAsking);
-  }
-
-  /**
-   * A handler threw: keep its conversation closed while it runs again (and, if every attempt
-   * fails, while the event is kept as a dead letter); then record the message as handled. The
-   * progresses its attempts opened end as failed when the failure is final.
-   */
-  #afterFailure(
-    incoming: Incoming,
-    err: unknown,
-    control: TaskControl,
-    first: SendEffects | undefined,
-    progresses: OpenProgresses,
-  ): void {
-    let last = first;
-    let parked = false;
-    const dialog = incoming.dialog;
-    const run: FailedRun = {
-      event: incoming.event,
-      source: sourceOf(incoming),
-      conversation: control.key,
-      ...replayedOf(incoming),
-      ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
-      records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),
-      again: async (signal) => {
-        // Ended during the pause (an operator's end): its handler does not run again.
-        if (dialog && this.#o.dialogs.isEnded(dialog.id)) {
-          this.#o.log.info({ dialog: dialog.id }, ENDED_MEANWHILE);
-          throw new DialogEnded(dialog.id);
-        }
-        last = this.#effectsOf(incoming, true, first);
-        const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
-        const turn = last && ledgerIdOf(incoming.event) !== undefined ? new Turn(dialog) : undefined;
-        const ctx = this.#o.contexts.forRun(incoming, signal, true, last, state, turn, progresses);
-        const started = this.#o.metrics ? monotonicMs() : 0;
-        try {
-          // Parked: the dialog waits again (its record kept), the attempt is done.
-          parked = await untilParked(turn, this.#o.composer.run(ctx));
-          if (parked) await turn!.written;
-          else if (!this.#endedMeanwhile(incoming, ctx)) await state.commit();
-        } catch (err) {
-          progresses.halt();
-          if (err instanceof DialogEnded) {
-            runLog(ctx).info({ dialog: dialog?.id }, ENDED_MEANWHILE);
-            throw err;
-          }
-          // Run elsewhere, or cut by the bot's stop (kept for replay): no failure of the handler's.
-          if (ranElsewhere(runLog(ctx), err) || this.#o.failures.stopped) throw err;
-          runFailed(this.#o, this.#stats, ctx, err, started);
-          throw err;
-        }
-        // Parked: counted once its dialog is over, as when a first run parks.
-        if (!parked) runHandled(this.#o, this.#stats, ctx, started);
-      },
-      effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
-      // Its dialog ended meanwhile (an operator's end): kept with the end's note first (end-progresses.ts).
-      gaveUp: (signal) => {
-        const ended = dialog && this.#o.dialogs.isEnded(dialog.id) ? dialog : undefined;
-        return endRunProgresses(this.#ends, ended, last?.run.kept, progresses, signal);
-      },
-    };
-    const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
-      // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the dead
-      // letter carries the dialog); a new dialog its first question did not keep (its log failed), not begun.
-      if (!(parked && dialog) && outcome !== "resumes")
-        await closeRuns(this.#ends, incoming, "failed", control);
-      incoming.onReplayed?.(outcome === true);
-      if (outcome === false) failedForGood(this.#o, this.#stats, incoming.event.type); // "replays": cut by the stop, no failure of its own
-      // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
-      return incoming.letter || dialog || outcome === "resumes"
-        ? undefined
-        : this.#finishEvent(incoming.event);
-    });
-    control.holdKey(settled);
   }
 
   /** True when the dialog `incoming` runs was ended while the run was under way (logged once). */
