@@ -10,13 +10,14 @@
  * never be separated: a write carrying a fence (`ARGV[1]`, the lease value the writer believes it
  * holds; `KEYS[2]`, the lease key) happens only if the lease key still holds exactly that value.
  * An empty `ARGV[1]` means "no fence" (single instance), and `KEYS[2]` is then the key itself
- * (connection options: redis-connection.ts).
+ * (connection options: redis-connection.ts; the scripts: _redis-scripts.ts).
  */
 import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
 import type { LostDataLog } from "./_redis-index.ts";
-import { forget, INDEX_LUA, indexedKeys, keysUnder, openIndex, pruneExpired } from "./_redis-index.ts";
+import { forget, indexedKeys, keysUnder, openIndex, pruneExpired } from "./_redis-index.ts";
+import { defineStoreScripts, FENCED_REPLY, type StoreScript, storeScript } from "./_redis-scripts.ts";
 import { warnUnsafeConfig } from "./redis-config-check.ts";
 import { checkRedisVersion, closeRedis, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { Replication } from "./redis-replication.ts";
@@ -42,77 +43,6 @@ export interface FenceSource {
   /** Names the holder in error messages, e.g. `bot "echo"`. */
   readonly description: string;
 }
-
-const FENCE = `${INDEX_LUA}
-if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then
-  return redis.error_reply('BOTHOST_FENCED the lease is held by another instance or has expired')
-end
-`;
-
-/**
- * ARGV[2] value, ARGV[3] ttl in ms or '', ARGV[4] 'NX' to create only. Returns 1 if written, 0 if
- * not (NX, and the key existed).
- */
-const set = `${FENCE}
-local args = { 'SET', KEYS[1], ARGV[2] }
-if ARGV[3] ~= '' then
-  table.insert(args, 'PX')
-  table.insert(args, ARGV[3])
-end
-if ARGV[4] == 'NX' then table.insert(args, 'NX') end
-if redis.call(unpack(args)) then
-  bothostIndexSet(KEYS[1], ARGV[3])
-  return 1
-end
-return 0
-`;
-
-/**
- * Compare-and-set for `update`: ARGV[2] '1' if a value is expected ('0': the key must be absent),
- * ARGV[3] the expected text, ARGV[4] 'set' or 'del', ARGV[5] the new text, ARGV[6] a ttl in ms or
- * '' to keep the current expiry. Returns 1 when written, 0 when the value had changed meanwhile.
- */
-const compareAndSet = `${FENCE}
-local current = redis.call('GET', KEYS[1])
-if ARGV[2] == '1' then
-  if current ~= ARGV[3] then return 0 end
-elseif current then
-  return 0
-end
-if ARGV[4] == 'del' then
-  redis.call('DEL', KEYS[1])
-  bothostIndexDel(KEYS[1])
-elseif ARGV[6] ~= '' then
-  redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
-  bothostIndexSet(KEYS[1], ARGV[6])
-elseif current then
-  redis.call('SET', KEYS[1], ARGV[5], 'KEEPTTL')
-  bothostIndexSet(KEYS[1], 'keep')
-else
-  redis.call('SET', KEYS[1], ARGV[5])
-  bothostIndexSet(KEYS[1], '')
-end
-return 1
-`;
-
-/** Returns how many keys were deleted (0 or 1). */
-const remove = `${FENCE}
-bothostIndexDel(KEYS[1])
-return redis.call('DEL', KEYS[1])
-`;
-
-/** Every script takes two keys (the key, then the fence key) and the fence value first. */
-const storeScripts = {
-  bothostSet: set,
-  bothostCompareAndSet: compareAndSet,
-  bothostDelete: remove,
-} as const;
-
-type StoreScript = keyof typeof storeScripts;
-/** The error text a refused fenced write comes back with. */
-const FENCED_REPLY = "BOTHOST_FENCED";
-
-type ScriptFn = (key: string, fenceKey: string, fence: string, ...args: string[]) => Promise<number>;
 
 /** What every view of one store shares. */
 interface RedisCore {
@@ -266,7 +196,7 @@ class RedisView extends KeyedView implements StateStore {
     // Unfenced: the key stands in for the fence key, and the empty value means no fence.
     const fence = this.fence ? this.fence.current() : { key: stored, value: "" };
     if (!fence) throw this.fencedError();
-    const run = (this.core.client as unknown as Record<StoreScript, ScriptFn>)[script].bind(this.core.client);
+    const run = storeScript(this.core.client, script);
     return this.track(this.call("write", () => run(stored, fence.key, fence.value, ...args)));
   }
 
@@ -345,8 +275,7 @@ export class RedisStore extends RedisView implements StateBackend {
       commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
       ...(options.log ? { log: options.log } : {}),
     });
-    for (const [name, lua] of Object.entries(storeScripts))
-      client.defineCommand(name, { lua, numberOfKeys: 2 });
+    defineStoreScripts(client);
     client.defineCommand("bothostApply", { lua: applyBatchScript });
     try {
       await checkRedisVersion(client, options.url);
