@@ -25,7 +25,7 @@ useE2eCleanup();
 
 const backends = await crashBackends("crash-loop-innocent");
 
-const ATTEMPTS = 3;
+const ATTEMPTS = 2;
 
 /** `poison` kills the process a moment after it begins; `slow` answers after 2.5 s. */
 const BOT = `export default { events: ["message"], setup(bot) {

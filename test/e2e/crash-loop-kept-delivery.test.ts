@@ -34,7 +34,7 @@ const moduleText = `export default { setup(bot) {
 } };
 `;
 
-const ATTEMPTS = 3;
+const ATTEMPTS = 2;
 const said = (daemon: CliProcess, msg: string) => daemon.logs().filter((l) => l.msg === msg).length;
 
 it("a kept delivery whose replay kills the process each time is kept again after retries.attempts restarts", {

@@ -36,7 +36,7 @@ const BOT = `export default { events: ["message"], setup(bot) {
 } };\n`;
 const REPLIES = `bot.on("message", (ctx) => ctx.reply("ok " + ctx.event.message.content));`;
 
-const ATTEMPTS = 3;
+const ATTEMPTS = 2;
 const said = (daemon: CliProcess, msg: string) => daemon.logs().filter((l) => l.msg === msg).length;
 
 describe.each(backends)("on the %s", (name, backendFor) => {

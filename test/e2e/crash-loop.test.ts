@@ -26,7 +26,7 @@ const BOT = `export default { events: ["message"], setup(bot) {
 const JOB = `await ctx.external("probe", () => 1); ${KILL}`;
 const REPLIES = `bot.on("message", (ctx) => ctx.reply("ok " + ctx.event.message.content));`;
 
-const ATTEMPTS = 3;
+const ATTEMPTS = 2;
 const letters = (daemon: CliProcess) =>
   daemon
     .logs()
