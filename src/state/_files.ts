@@ -113,6 +113,15 @@ function sharedSet(key: symbol): Set<string> {
 const ATTEMPTS = 5;
 /** How long a lock held by a command is waited for by default before the directory is refused. */
 export const COMMAND_WAIT_MS = 5_000;
+/** Logged (info) when the lock is found held by a command, which is waited for. */
+export const COMMAND_WAIT_LINE = "the state directory is held by a bothost command: waiting for it to end";
+
+/** Where a wait for a command's lock is said (a pino logger fits; without `info`, `warn` says it). */
+export interface WaitLog {
+  warn(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+}
+
 /** The pauses between looks at a command's lock grow from the first to the last. */
 const FIRST_PAUSE_MS = 10;
 const LAST_PAUSE_MS = 200;
@@ -127,13 +136,15 @@ export type HeldElsewhere = () => Promise<boolean>;
 
 /**
  * Acquire the directory's lock, for `command` (a short-lived command's name) or, without it, for
- * a daemon, waiting up to `waitMs` for a command holding it; resolves a function that releases it.
+ * a daemon, waiting up to `waitMs` for a command holding it (said once to `log`, as
+ * {@link COMMAND_WAIT_LINE}); resolves a function that releases it.
  */
 export async function acquireLock(
   dir: string,
   heldElsewhere?: HeldElsewhere,
   command?: string,
   waitMs = COMMAND_WAIT_MS,
+  log?: WaitLog,
 ): Promise<() => Promise<void>> {
   const lockPath = join(dir, "LOCK");
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
@@ -146,6 +157,7 @@ export async function acquireLock(
   let taken = false;
   const waitUntil = monotonicMs() + waitMs;
   let pause = FIRST_PAUSE_MS;
+  let told = false;
   try {
     // Attempts count the takeovers of stale locks (and, once the wait is over, the releases met):
     // contenders moving each other's locks aside do not go on forever.
@@ -174,6 +186,11 @@ export async function acquireLock(
         const left = waitUntil - monotonicMs();
         if (holder.command === undefined || left <= 0) throw lockedError(dir, lockPath, holder, waitMs);
         // A command holds it for a moment (it reads or writes a few keys, then closes the store).
+        if (!told) {
+          const seen = { dir, command: holder.command, pid: holder.pid, host: holder.hostname, waitMs };
+          (log?.info ?? log?.warn)?.call(log, seen, COMMAND_WAIT_LINE);
+        }
+        told = true;
         // Real time: the holder is another process, which no test clock moves.
         await new Promise<void>((resolve) => realClock.setTimeout(resolve, Math.min(pause, left)));
         pause = Math.min(pause * 2, LAST_PAUSE_MS);

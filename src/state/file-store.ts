@@ -30,8 +30,8 @@ export interface FileStoreOptions {
   /** Also flush in the background this often, in ms (0 = only on flush()/close()). @default 1000 */
   autoFlushMs?: number;
   /**
-   * Where recoveries, failed compactions, and the disk refusing writes (once, then once more when
-   * it takes them again) are reported (a pino logger fits; without `error`/`info`, `warn` says it).
+   * Where recoveries, failed compactions, the disk refusing writes (once, then once more when it
+   * takes them again) and a wait for a command's lock are reported (a pino logger fits; without `error`/`info`, `warn` says it).
    */
   log?: StoreLog;
   /** Whether a LOCK naming this process's pid, left by no earlier process of it, is held elsewhere. */
@@ -127,7 +127,7 @@ export class FileStore extends StoreView implements StateBackend {
     const root = resolve(dir);
     const release = await ioStep(root, async () => {
       await makeDirs(root, 0o700);
-      return acquireLock(root, options.heldElsewhere, options.command, options.commandWaitMs);
+      return acquireLock(root, options.heldElsewhere, options.command, options.commandWaitMs, options.log);
     });
     try {
       return await ioStep(root, () => FileStore.load(root, options, release));
