@@ -4,6 +4,7 @@
  * reaches the bot only in channels it is in with at most 100 subscribers (see
  * docs/internals/server-behaviour.md#event-shapes).
  */
+import { callLaneOf, laneOf } from "../../api/budget-line.ts";
 import type { Client } from "../../api/create-client.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import { type Clock, realClock, type TimerHandle } from "../../time/clock.ts";
@@ -60,7 +61,10 @@ export interface TypingDuringOptions {
   /** How often to repeat `start`: `server_typing_started_wait_period_milliseconds` (default 30000; 10000 before FL 204). */
   startedWaitMs?: number;
   clock?: Clock;
-  /** Cancels the work: `fn` sees it through its own signal, and `stop` is still sent. */
+  /**
+   * Cancels the work: `fn` sees it through its own signal, and `stop` is still sent. Its call lane
+   * is the lane of the signal `fn` gets.
+   */
   signal?: AbortSignal;
   /** A typing request failed (ignored otherwise; it never fails the work). */
   onError?: (error: unknown, op: TypingOp) => void;
@@ -81,6 +85,8 @@ export async function typingDuring<T>(
   outer?.throwIfAborted();
   // Aborted when the work ends (cancelling a start still in flight) or when the caller cancels.
   const controller = new AbortController();
+  // The calls `fn` makes with its signal wait for the budget in the caller's lane (a replay's: background).
+  if (outer !== undefined) callLaneOf(controller.signal, laneOf(undefined, outer));
   const forwardAbort = () => controller.abort(outer?.reason);
   outer?.addEventListener("abort", forwardAbort, { once: true });
 

@@ -1,7 +1,7 @@
 /**
  * `ctx.typing` notices wait for the account's budget in the run's lane: a dead letter's replay
  * (its signal given the background lane) lets a live reply asked after its start and its stop
- * go first. The bot's helpers on a client against the sandbox over HTTP, one call a minute
+ * go first. So do the calls the work makes with the signal `during` gives it. The bot's helpers on a client against the sandbox over HTTP, one call a minute
  * allowed; the order is the sandbox's, in the order it took the calls.
  */
 import { pino } from "pino";
@@ -23,7 +23,11 @@ afterEach(() => {
   return sandbox?.stop();
 });
 
-it("a replay's typing notices wait in the background lane: a live reply asked after each starts first", async () => {
+/**
+ * The helpers of a dead letter's replay (its signal given the background lane), on a client
+ * allowed one call a minute, whose registration spent the minute.
+ */
+async function replayHelpers() {
   const { clock, sandbox: box, client } = await oneCallAMinute(BOT);
   sandbox = box;
   // The registration spends the minute.
@@ -46,6 +50,11 @@ it("a replay's typing notices wait in the background lane: a live reply asked af
     send: async () => ({ id: 0 }),
   });
   const memberId = box.control.users().find((u) => u.email === MEMBER)!.user_id;
+  return { clock, box, client, helpers, memberId };
+}
+
+it("a replay's typing notices wait in the background lane: a live reply asked after each starts first", async () => {
+  const { clock, box, client, helpers, memberId } = await replayHelpers();
   const live = (content: string) => client.messages.send({ type: "direct", to: [memberId], content });
   const calls = () =>
     box.control.requests
@@ -82,4 +91,32 @@ it("a replay's typing notices wait in the background lane: a live reply asked af
     "POST /messages",
     "POST /typing",
   ]);
+});
+
+it("a replay's call made with the signal during() gives its work waits in the background lane: a live reply asked after it starts first", async () => {
+  const { clock, box, client, helpers, memberId } = await replayHelpers();
+  const send = (content: string, signal?: AbortSignal) =>
+    client.messages.send({ type: "direct", to: [memberId], content }, signal ? { signal } : {});
+  const minute = async () => {
+    await clock.tick(60_000);
+    await flushAsync();
+  };
+
+  // The work sends a message with the signal it is given, as a replay's run would with ctx.api.
+  const typing = helpers.typing.during({ users: [memberId] }, (signal) => send("from the replay", signal));
+  await flushAsync();
+  const live = send("live");
+  await flushAsync();
+  for (let i = 0; i < 4; i++) await minute();
+  await Promise.all([typing, live]);
+  const sent = box.control
+    .messages()
+    .filter((m) => m.content === "live" || m.content === "from the replay")
+    .map((m) => m.content);
+  expect(sent).toEqual(["live", "from the replay"]);
+  expect(
+    box.control.requests
+      .filter((r) => r.email === BOT && r.status === 200)
+      .map((r) => `${r.method} ${r.path}`),
+  ).toEqual(["POST /register", "POST /messages", "POST /typing", "POST /messages", "POST /typing"]);
 });
