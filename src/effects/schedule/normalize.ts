@@ -5,12 +5,14 @@
  */
 import { createHash } from "node:crypto";
 import { featureLevels } from "../../wire/feature-levels.ts";
+import { strippedContent } from "../../wire/stored-content.ts";
 
 /** The empty topic's display name when the server's is not known (its default, and what it reads on input). */
 export const EMPTY_TOPIC_NAME = "general chat";
 
+/** `content` as the server stores it (content within `max_message_length`). */
 export function normalizeContent(content: string): string {
-  return content.replace(/\s+$/u, "").replace(/^\n+/, "");
+  return strippedContent(content);
 }
 
 export function normalizeTopic(topic: string | undefined, emptyTopicName: string): string {

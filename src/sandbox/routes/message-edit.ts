@@ -2,6 +2,7 @@
  * PATCH /messages/{id} (content, topic and channel edits with stored edit history),
  * DELETE /messages/{id} and GET /messages/{id}/history (reactions are in reactions.ts).
  */
+import { rstripped } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
@@ -14,7 +15,6 @@ import {
   checkTopicPolicy,
   normalizeContent,
   normalizeTopic,
-  rstripped,
   streamDoesNotExist,
 } from "../state/send-message.ts";
 import { canAccessContent, streamById, subscriberIds } from "../state/streams.ts";

@@ -6,6 +6,7 @@
  */
 
 import { featureLevels } from "../../wire/feature-levels.ts";
+import { strippedContent } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
 import { defaultReadBySender } from "../http/server.ts";
@@ -200,21 +201,9 @@ export function normalizeTopic(data: SandboxData, raw: string): string {
   return truncate(topic, MAX_TOPIC_LENGTH, "...");
 }
 
-/**
- * Trailing whitespace as the server's Python strips it (`str.rstrip()`): JavaScript's `\s`
- * with the information separators U+001C–U+001F and U+0085, without U+FEFF.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the separators are whitespace to Python.
-const TRAILING_SPACE = /(?:[^\S\uFEFF]|[\u001C-\u001F\u0085])+$/u;
-
-/** `raw` less its trailing whitespace, as the server strips it. */
-export function rstripped(raw: string): string {
-  return raw.replace(TRAILING_SPACE, "");
-}
-
 /** Message content: trailing whitespace and leading newlines dropped; empty is an error. */
 export function normalizeContent(raw: string): string {
-  const body = rstripped(raw).replace(/^\n+/, "");
+  const body = strippedContent(raw);
   if (body === "") throw badRequest("Message must not be empty");
   if (body.includes("\u0000")) throw badRequest("Message must not contain null bytes");
   return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
