@@ -1,8 +1,8 @@
 /**
  * Did a send happen? After an ambiguous failure the server may have stored the message, so the
- * bot's messages in the conversation are read back (raw Markdown): one with the same content,
- * newer than `newer.after` (a message id) and no older than `newer.since` (epoch seconds), is the
- * send. It was made after message `after`, so it is looked for from there forward (anchored at
+ * bot's messages in the conversation are read back (raw Markdown): one with the same content (as
+ * the server stores it), newer than `newer.after` (a message id) and no older than `newer.since`
+ * (epoch seconds), is the send. It was made after message `after`, so it is looked for from there forward (anchored at
  * that id): among the bot's first messages there after it, however many it said there since.
  * Without an id, back from the newest until the messages are older than `since`. One call, a
  * second when the first page holds neither the send nor the end: at most
@@ -14,7 +14,7 @@ import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
 import type { CallOptions } from "../api/transport.ts";
-import { EMPTY_TOPIC_NAME, storedTopic } from "./schedule/normalize.ts";
+import { EMPTY_TOPIC_NAME, normalizeContent, storedTopic } from "./schedule/normalize.ts";
 
 /** The first page: the send is among the bot's first few messages there after `after`. */
 const FIRST_PAGE = 100;
@@ -30,8 +30,11 @@ export async function findSent(
   newer: { after: number | undefined; since?: number | undefined },
   /** The reads' signal, or their options (a lane of the budget without a signal). */
   call?: AbortSignal | Pick<CallOptions, "signal" | "lane">,
-  /** Which content counts as the send's: by default the same as `params.content`. */
-  matches: (content: string) => boolean = (content) => content === params.content,
+  /**
+   * Which content counts as the send's: by default `params.content` as the server stores it
+   * (trailing whitespace and leading newlines stripped: see normalizeContent).
+   */
+  matches: (content: string) => boolean = (content) => content === normalizeContent(params.content),
 ): Promise<{ id: number; content: string } | undefined> {
   const where: NarrowTerm[] =
     params.type === "stream" || params.type === "channel"

@@ -7,6 +7,7 @@
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import { printOf } from "../effects/effect-claims.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
+import { normalizeContent } from "../effects/schedule/normalize.ts";
 import { findSent } from "../effects/verify-send.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { ContextDeps, SendEffects } from "./context-types.ts";
@@ -64,7 +65,7 @@ export function sendOf<S>(
         // (the code reworded it since), so a question sent before a crash is not sent again.
         verify: async (pending) => {
           const matches = (content: string) =>
-            content === params.content ||
+            content === normalizeContent(params.content) ||
             (pending.args !== undefined && printed(params, content) === pending.args);
           const aimed = placed(params, effects.moves);
           const found = await sent(aimed, matches);

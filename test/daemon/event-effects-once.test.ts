@@ -5,7 +5,9 @@
  * lost (no local echo: the bot's queue brings no message events) is read back by the retry, bounded
  * by the time the first attempt ran; each event keeps its records apart (two edits of one message,
  * two reactions); a send to the empty topic, named "(no topic)" or "general chat", is found by
- * that read-back too; a dead letter replayed after a restart repeats none of the event's effects.
+ * that read-back too, and so is one whose content the server stored without its trailing
+ * whitespace or leading blank lines; a dead letter replayed after a restart repeats none of the
+ * event's effects.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -158,6 +160,18 @@ describe("a send to the empty topic whose answer was lost", () => {
       await lostFirstSend([{ type: "stream", to: "general", topic, content: "edit seen" }]);
       const replies = world.messagesFrom(BOT).map((m) => [m.topic, m.content]);
       expect(replies).toEqual([["", "edit seen"]]);
+    },
+  );
+});
+
+describe("a send whose content the server stored changed, whose answer was lost", () => {
+  // The server strips trailing whitespace and leading newlines: the read-back matches the content
+  // as stored, not as the handler wrote it.
+  it.each([["edit seen \n"], ["\n\nedit seen"]])(
+    "%j is found by the retry's read-back, not made again",
+    async (content) => {
+      await lostFirstSend([say(content)]);
+      expect(sentByBot()).toEqual(["edit seen"]);
     },
   );
 });
