@@ -118,6 +118,11 @@ describe("ctx.schedule one-shot messages", () => {
       message:
         'schedule.at: "content" is 101 characters; the server allows 100. Shorten it or split it into several messages.',
     });
+    // The server would cut it to 57 + "...": a lost answer's read-back would look under the whole topic.
+    expect(await failure(schedule.at({ ...base, topic: "t".repeat(70) }))).toMatchObject({
+      field: "topic",
+      message: 'schedule.at: "topic" is 70 characters; the server allows 60.',
+    });
     expect(await failure(schedule.at({ ...base, topic: undefined }))).toMatchObject({
       field: "topic",
       message: 'schedule.at: "topic" is required for a channel message; got nothing.',
