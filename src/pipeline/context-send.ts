@@ -96,7 +96,16 @@ export function webhookReplyOf<S>(
       act: () => reply(content),
       verify: async () => {
         const params = { ...replyTarget(ctx.event, undefined, deps.bot.userId), content };
-        const found = await findSent(deps.api, deps.bot.userId, params, newerOf(effects), ctx.signal);
+        // Neither split nor refused when long: the server cut it to its max_message_length.
+        const stored = normalizeContent(content, deps.server.maxMessageLength);
+        const found = await findSent(
+          deps.api,
+          deps.bot.userId,
+          params,
+          newerOf(effects),
+          ctx.signal,
+          (c) => c === stored,
+        );
         return found && { id: found.id };
       },
       signal: ctx.signal,

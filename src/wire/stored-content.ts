@@ -1,6 +1,6 @@
 /**
  * Message content as the server stores it: trailing whitespace stripped as its Python strips it
- * (`str.rstrip()`), then leading newlines. Shared by the sandbox, which stores it so, and by the
+ * (`str.rstrip()`), then leading newlines, then cut to `max_message_length`. Shared by the sandbox, which stores it so, and by the
  * read-backs, which match a send against the copy the server stored.
  */
 
@@ -16,7 +16,17 @@ export function rstripped(raw: string): string {
   return raw.replace(TRAILING_SPACE, "");
 }
 
-/** `raw` as the server stores a message's content (before truncating it to `max_message_length`). */
+/** `raw` as the server stores a message's content, before cutting it to `max_message_length`. */
 export function strippedContent(raw: string): string {
   return rstripped(raw).replace(/^\n+/, "");
+}
+
+/** What ends content the server cut to its `max_message_length`. */
+export const CUT_CONTENT_ENDING = "\n[message truncated]";
+
+/** Cut to `max` code points, ending with `suffix`, as the server's truncate_content. */
+export function truncate(text: string, max: number, suffix: string): string {
+  const points = [...text];
+  if (points.length <= max) return text;
+  return points.slice(0, max - [...suffix].length).join("") + suffix;
 }

@@ -6,6 +6,8 @@
  * would run it twice), removed once the run is over. A kill between the answer and the end of the
  * run is test/e2e/outgoing-late-crash.test.ts. The letters are read as the bot's store keeps them
  * (`letters.of`): `bothost failed list` leaves out one whose run goes on (test/cli/failed-running.test.ts).
+ * A late reply over max_message_length whose answer was lost is found by the retry as the server
+ * cut it.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -380,4 +382,36 @@ it("a Slack-format delivery answered before a later lookup found its message is 
   await expect.poll(() => replies(sb)).toHaveLength(1);
   await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(1);
+});
+
+it("a late reply over max_message_length whose answer was lost is found by the retry's read-back as the server cut it, not made again", async () => {
+  // Past the deadline the reply goes through the API, which stores it cut to max_message_length
+  // ending "\n[message truncated]": the read-back matches it so.
+  const long = "x".repeat(10_050);
+  const gate = deferred();
+  let runs = 0;
+  const definition = webhookBot((b) =>
+    b.on("message", async (ctx) => {
+      runs++;
+      await gate.promise;
+      await ctx.reply(long);
+    }),
+  );
+  const { sb, d, clock } = await setup(definition, {
+    extra: "retries: { attempts: 3, backoff: 50ms, max_backoff: 50ms }",
+  });
+  const answer = postDelivery(sb, d.url, quiet(sb, "long"));
+  await expect.poll(() => runs).toBe(1);
+  await clock.tick(8_000);
+  expect(await answer).toEqual(noReply);
+  sb.control.failNext(1, { status: 503, after: true, paths: [/^\/messages$/], methods: ["POST"] });
+  gate.resolve();
+  await expect
+    .poll(async () => {
+      await clock.tick(50);
+      return runs === 2 && (await d.daemon.letters.of("helper").list()).length === 0;
+    })
+    .toBe(true);
+  const fromHelper = sb.control.messages().filter((m) => String(m.content).startsWith("xxx"));
+  expect(fromHelper.map((m) => m.content)).toEqual([`${"x".repeat(9_980)}\n[message truncated]`]);
 });

@@ -5,14 +5,18 @@
  */
 import { createHash } from "node:crypto";
 import { featureLevels } from "../../wire/feature-levels.ts";
-import { strippedContent } from "../../wire/stored-content.ts";
+import { CUT_CONTENT_ENDING, strippedContent, truncate } from "../../wire/stored-content.ts";
 
 /** The empty topic's display name when the server's is not known (its default, and what it reads on input). */
 export const EMPTY_TOPIC_NAME = "general chat";
 
-/** `content` as the server stores it (content within `max_message_length`). */
-export function normalizeContent(content: string): string {
-  return strippedContent(content);
+/**
+ * `content` as the server stores it: stripped, and cut to `maxLength` (its `max_message_length`)
+ * when that is given.
+ */
+export function normalizeContent(content: string, maxLength?: number): string {
+  const stripped = strippedContent(content);
+  return maxLength === undefined ? stripped : truncate(stripped, maxLength, CUT_CONTENT_ENDING);
 }
 
 export function normalizeTopic(topic: string | undefined, emptyTopicName: string): string {

@@ -5,12 +5,13 @@
  * original.
  */
 
+import { CUT_CONTENT_ENDING, truncate } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import { endpoint, route } from "../http/router.ts";
 import type { MessageRecord, UserRecord } from "../state/data.ts";
 import { accessMessage } from "../state/message-view.ts";
-import { sendMessage, truncate } from "../state/send-message.ts";
+import { sendMessage } from "../state/send-message.ts";
 import { streamById } from "../state/streams.ts";
 import { userById } from "../state/users.ts";
 
@@ -101,7 +102,7 @@ export function sendReport(
   const reported = userById(data, msg.sender_id)!;
   const bot = data.users.find((u) => u.system_bot)!;
   const topic = channel.topics_policy === "empty_topic_only" ? "" : `${reported.full_name} moderation`;
-  const content = truncate(msg.content, SNIPPET_LENGTH, "\n[message truncated]");
+  const content = truncate(msg.content, SNIPPET_LENGTH, CUT_CONTENT_ENDING);
   const fence = unusedFence(content);
   const text =
     header(core, reporter, reported, msg) +

@@ -6,7 +6,7 @@
  */
 
 import { featureLevels } from "../../wire/feature-levels.ts";
-import { strippedContent } from "../../wire/stored-content.ts";
+import { CUT_CONTENT_ENDING, strippedContent, truncate } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
 import { defaultReadBySender } from "../http/server.ts";
@@ -179,13 +179,6 @@ function directRecipientId(core: SandboxCore, sender: UserRecord, ids: number[])
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
 
-/** Cut to `max` code points, ending with `suffix`, as the server's truncate_content. */
-export function truncate(text: string, max: number, suffix: string): string {
-  const points = [...text];
-  if (points.length <= max) return text;
-  return points.slice(0, max - [...suffix].length).join("") + suffix;
-}
-
 /**
  * Strip, map "(no topic)" and the empty-topic display name to "", and truncate. Below feature
  * level 334 there is no empty topic: those two are topics of those names, and "" is refused.
@@ -206,7 +199,7 @@ export function normalizeContent(raw: string): string {
   const body = strippedContent(raw);
   if (body === "") throw badRequest("Message must not be empty");
   if (body.includes("\u0000")) throw badRequest("Message must not contain null bytes");
-  return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
+  return truncate(body, MAX_MESSAGE_LENGTH, CUT_CONTENT_ENDING);
 }
 
 const NOT_JSON = Symbol("not JSON");
