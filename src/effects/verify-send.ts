@@ -2,8 +2,9 @@
  * Did a send happen? After an ambiguous failure the server may have stored the message, so the
  * bot's messages in the conversation are read back (raw Markdown): one with the same content (as
  * the server stores it), newer than `newer.after` (a message id) and no older than `newer.since`
- * (epoch seconds), is the send. It was made after message `after`, so it is looked for from there forward (anchored at
- * that id): among the bot's first messages there after it, however many it said there since.
+ * (epoch seconds), is the send. It was made after message `after`, so it is looked for from
+ * there forward (anchored at that id): among the bot's first messages there after it, however
+ * many it said there since.
  * Without an id, back from the newest until the messages are older than `since`. One call, a
  * second when the first page holds neither the send nor the end: at most
  * {@link FIRST_PAGE} + {@link NEXT_PAGE} messages, well within the account's rate limit (a
@@ -34,7 +35,7 @@ export async function findSent(
    * Which content counts as the send's: by default `params.content` as the server stores it
    * (trailing whitespace and leading newlines stripped: see normalizeContent).
    */
-  matches: (content: string) => boolean = (content) => content === normalizeContent(params.content),
+  matches: (content: string) => boolean = sameAs(normalizeContent(params.content)),
 ): Promise<{ id: number; content: string } | undefined> {
   const where: NarrowTerm[] =
     params.type === "stream" || params.type === "channel"
@@ -106,4 +107,9 @@ function sentTopic(api: Client, topic: string | undefined): string {
 
 function dmOperand(to: readonly number[] | readonly string[]): string | readonly number[] {
   return to.every((x) => typeof x === "number") ? (to as readonly number[]) : to.join(",");
+}
+
+/** True for `stored` alone (made once per read-back, not once per message read). */
+function sameAs(stored: string): (content: string) => boolean {
+  return (content) => content === stored;
 }

@@ -64,9 +64,9 @@ export function sendOf<S>(
         // A dialog's question is matched by its step: the words its claim was sent with count too
         // (the code reworded it since), so a question sent before a crash is not sent again.
         verify: async (pending) => {
+          const stored = normalizeContent(params.content);
           const matches = (content: string) =>
-            content === normalizeContent(params.content) ||
-            (pending.args !== undefined && printed(params, content) === pending.args);
+            content === stored || (pending.args !== undefined && printed(params, content) === pending.args);
           const aimed = placed(params, effects.moves);
           const found = await sent(aimed, matches);
           if (found) return found;
