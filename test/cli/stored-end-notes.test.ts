@@ -8,7 +8,6 @@
  * subprocess; nothing is reached over the network (the config's server is never called by the
  * offline listing).
  */
-import { watch } from "node:fs";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -94,33 +93,28 @@ it("lists an ended dialog's end note still to be said at the next start, not 'No
   expect(text.stdout).toMatch(/^ {2}57 +Mel Member +direct message +2026-11-26T09:30:00Z by an operator$/m);
 });
 
-it("two bothost dialogs meeting a third one's lock wait for it, and list the same", {
+it("two bothost dialogs meeting a third one's lock say they wait for it, then list the same", {
   timeout: 60_000,
 }, async () => {
   const state = join(dir, "state");
   // A third bothost dialogs, mid-listing: it holds the directory while the two start.
   const third = await FileStore.open(state, { command: "bothost dialogs" });
-  // Each command writes `.LOCK.<pid>.<random>.tmp` just before it tries to take the lock.
-  const trying = new Set<string>();
-  let bothTrying = () => {};
-  const watcher = watch(state, (_, name) => {
-    const pid = /^\.LOCK\.(\d+)\./.exec(name ?? "")?.[1];
-    if (pid !== undefined) trying.add(pid);
-    if (runs.every((run) => trying.has(String(run.pid)))) bothTrying();
-  });
   const runs = [1, 2].map(() => spawnCli(["dialogs", "--json", "-c", file]));
+  const waiting = `bothost dialogs: waiting for bothost dialogs (pid ${process.pid}), which holds the state directory, up to 5 s\n`;
   try {
-    await Promise.race([
-      new Promise<void>((resolve) => (bothTrying = resolve)),
-      ...runs.map((r) => r.exited),
-    ]);
+    // Released once both said they wait (or one ended without it: the checks below say how).
+    const said = (run: (typeof runs)[number]) => run.stderr().includes(waiting);
+    const ended = { any: false };
+    for (const run of runs) void run.exited.then(() => (ended.any = true));
+    await expect.poll(() => ended.any || runs.every(said), { timeout: 20_000 }).toBe(true);
   } finally {
-    watcher.close();
     await third.close();
   }
   const exits = await Promise.all(runs.map((run) => run.exited));
   for (const [i, run] of runs.entries()) {
-    expect(run.stderr()).toBe("No daemon answers: the open dialogs as the state store keeps them.\n");
+    expect(run.stderr()).toBe(
+      `${waiting}No daemon answers: the open dialogs as the state store keeps them.\n`,
+    );
     expect(exits[i]!.code).toBe(0);
   }
   const [first, second] = runs.map((run) => JSON.parse(run.stdout()) as { notes: { id: string }[] }[]);
