@@ -92,18 +92,11 @@ async function lostThenSent(since: number, server: { featureLevel?: number; ask?
   };
 }
 
-it("a booking sent while the daemon was down is found sent on the run again, not booked twice", {
-  timeout: 15_000,
-}, async () => {
-  const { sent, reply, bookings } = await lostThenSent(0);
-  expect(bookings()).toEqual([]);
-  expect(reply.content).toBe(`{"sentMessageId":${sent.id}}`);
-});
-
-it("found sent behind more of the bot's messages there than one page holds", {
-  timeout: 15_000,
-}, async () => {
-  const { sent, reply, bookings } = await lostThenSent(150);
+it.each([
+  ["a booking sent while the daemon was down is found sent on the run again, not booked twice", 0],
+  ["found sent behind more of the bot's messages there than one page holds", 150],
+])("%s", { timeout: 15_000 }, async (_, saidSince) => {
+  const { sent, reply, bookings } = await lostThenSent(saidSince);
   expect(bookings()).toEqual([]);
   expect(reply.content).toBe(`{"sentMessageId":${sent.id}}`);
 });
