@@ -35,6 +35,12 @@ export interface EffectSteps<T extends JsonValue> {
    * run that takes over a claim cut short aims where it aimed.
    */
   target?(): Promise<JsonValue>;
+  /**
+   * A labelled effect's arguments as its read-back finds them made, hashed, kept as its claim's
+   * `args` (a send's content as the server stores it: a read-back hashes the stored copy). By
+   * default the effect's `fp`.
+   */
+  args?(): string;
   /** Recorded and committed before its result is handed back: no `verify`, a re-run must find it. */
   durable?: boolean;
   /** The run's signal: a wait on another run's claim ends when it aborts. */
@@ -48,7 +54,10 @@ export interface EffectRecord {
   result: JsonValue;
   /** What the effect was given, hashed (a send's target and text): a dialog's replay matches by it too. */
   fp?: string;
-  /** A labelled effect's arguments, hashed (its `fp` is the label): a read-back looks for what was made. */
+  /**
+   * A labelled effect's arguments as made, hashed (its `fp` is the label): a read-back looks for
+   * what was made (see {@link EffectSteps.args}).
+   */
   args?: string;
   /** A labelled effect's claim: its label, the step whose read-back `args` serve. */
   label?: string;

@@ -189,7 +189,7 @@ export class EffectRun {
     // labelled one's claim keeps its label and what it was given: a read-back of the same step finds
     // it, however the code words it now.
     const label = this.#label;
-    const given = label !== undefined && fp !== undefined ? { args: fp, label } : {};
+    const given = label !== undefined && fp !== undefined ? { args: steps.args?.() ?? fp, label } : {};
     const begun = label === undefined && !this.#stamp ? undefined : this.options.clock?.now();
     const write = this.#write;
     this.#label = undefined;

@@ -63,6 +63,9 @@ export function sendOf<S>(
         // Looked for where it was aimed; then, if the message answered moved since, where it is now.
         // A dialog's question is matched by its step: the words its claim was sent with count too
         // (the code reworded it since), so a question sent before a crash is not sent again.
+        // Its claim keeps the words as the server stores them: the read-back hashes the stored copy
+        // (a claim written before kept the words as sent, the same unless they had whitespace to strip).
+        args: () => printed(params, normalizeContent(params.content)),
         verify: async (pending) => {
           const stored = normalizeContent(params.content);
           const matches = (content: string) =>
