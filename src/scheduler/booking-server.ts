@@ -57,6 +57,21 @@ export function contentHash(content: string): string {
   return digest(normalizeContent(content));
 }
 
+/**
+ * Does `stored`, content as the server lists it, have the digest `hash`? Also by the digest
+ * earlier versions wrote, of the content stripped as JavaScript's `\s` sees whitespace: it differs
+ * from the server's form only when that ends in U+FEFF, which the server keeps and those stripped.
+ * (Their digest of content ending in U+0085 or U+001C–U+001F kept those, which the server strips:
+ * such a booking is not found.)
+ */
+function hasDigest(stored: string, hash: string): boolean {
+  if (contentHash(stored) === hash) return true;
+  if (!stored.endsWith("\uFEFF")) return false;
+  let end = stored.length;
+  while (end > 0 && /\s/.test(stored[end - 1]!)) end--;
+  return digest(stored.slice(0, end).replace(/^\n+/, "")) === hash;
+}
+
 /** What the server reported at register (each `undefined` until known). */
 export interface ServerTexts {
   /** The display name of the empty topic (read as ""). */
@@ -218,7 +233,7 @@ export class BookingServer {
     if (sm.type === "stream" && normalizeTopic(sm.topic, this.#emptyTopicName()) !== (target.topic ?? "")) {
       return false;
     }
-    return contentHash(sm.content) === target.contentHash;
+    return hasDigest(sm.content, target.contentHash);
   }
 }
 
