@@ -20,6 +20,7 @@ import { type DeadLetter, type DeadLetters, isKeptDelivery } from "../state/dead
 import { type AnyEvent, reviveEvent } from "../wire/events.ts";
 import type { QueueTask } from "./conversation-queue.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
+import { v1Carried } from "./dialogs/dialog-v1.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import type { Incoming } from "./incoming.ts";
 import type { LedgerCommits } from "./ledger-commits.ts";
@@ -87,9 +88,9 @@ export function replayLetter(
         () => replayed(false),
       );
     };
-    // A letter kept by an older version carries a record this one cannot replay: its run starts afresh.
+    // A letter kept by the version before dialog logs carries its record in that version's form.
     const kept = letter.dialog as unknown as DialogRecord | undefined;
-    const dialog = kept?.v === 2 ? kept : undefined;
+    const dialog = kept?.v === 2 ? kept : v1Carried(letter.dialog);
     const incoming: Incoming = {
       event,
       replayed: true,

@@ -4,8 +4,9 @@
  * and the dialog goes on at the question it waits at. The records written here have the shape that
  * version wrote (taken from its `bothost run` waiting at the guide's order bot's second question),
  * with the ids of this sandbox's messages. A header the first versions with logs made of such a
- * record (its `v` the record's) is read too. A real daemon in this process against the sandbox over
- * HTTP, restarted on the same store.
+ * record (its `v` the record's) is read too, and so is the record a dead letter of that version carries
+ * (a dialog's failed run). A real daemon in this process against the sandbox over HTTP, restarted on
+ * the same store.
  */
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -313,3 +314,62 @@ it.each([
     expect(await saidAtLeast(at.sandbox, BOT, 4)).toEqual(after);
   },
 );
+
+it("a dialog's dead letter the older version kept goes on from its recorded answer when retried", async () => {
+  up = await startGatedDaemon({ name: "orders", email: BOT, fullName: "Orders", definition: orders });
+  const { control } = up.sandbox;
+  const user = (email: string) => control.users().find((u) => u.email === email)!;
+  const [member, bot] = [user(MEMBER), user(BOT)];
+  await up.restart(async () => {
+    const asked = control.sendAs(BOT, {
+      type: "direct",
+      to: [MEMBER],
+      content: "Which size: small or large?",
+    }).id;
+    const [order, large] = [up!.dm("order"), up!.dm("large")];
+    const now = up!.clock.now();
+    // Its run failed every attempt after the first answer: the letter carries the dialog's record.
+    const effects = [{ n: 1, kind: "send", result: { id: asked } }];
+    const event = { type: "message", message: kept(up!, order, member), flags: [], id: 11 };
+    const failed = new Date(now).toISOString();
+    const letter = {
+      source: "queue",
+      event,
+      error: { name: "Error", message: "the store is out of reach" },
+      attempts: 5,
+      firstFailedAt: failed,
+      lastFailedAt: failed,
+      effects,
+      dialog: {
+        ...v1Dialog(member, bot, now),
+        id: String(order),
+        origin: event,
+        steps: [
+          {
+            question: "Which size: small or large?",
+            askedAt: now - 2_000,
+            deadline: now + 598_000,
+            answers: [kept(up!, large, member)],
+          },
+        ],
+        waiting: false,
+        effects,
+      },
+      id: "orders/1",
+      bot: "orders",
+    };
+    const store = await FileStore.open(up!.dir, { now: () => up!.clock.now() });
+    const mine = store.namespace("orders");
+    // That version handled both messages: its cursor is past them.
+    await mine.namespace("runtime").set("cursor", large);
+    await mine.namespace("effects").set(`m:${order}#1`, effects[0]!, { ttlMs: 6 * 3_600_000 });
+    await mine.namespace("dead-letters").set("seq", 1);
+    await mine.namespace("dead-letters").set("e:000000000001", letter as unknown as JsonValue);
+    await store.close();
+  });
+  await up.running.daemon.letters.retry({ ids: ["orders/1"] });
+  expect(await saidAtLeast(up.sandbox, BOT, 2)).toEqual(["Which size: small or large?", "How many?"]);
+  expect(await up.running.daemon.letters.list()).toEqual([]);
+  up.dm("2");
+  expect((await saidAtLeast(up.sandbox, BOT, 3)).at(-1)).toBe("2 × large coming up.");
+});
