@@ -11,7 +11,7 @@
 import type { CronExpression } from "cron-parser";
 
 const HOUR_MS = 60 * 60 * 1000;
-/** The sampling step looking for a year's offset changes: shorter than any time between two. */
+/** The sampling step looking for offset changes: shorter than any time between two. */
 const STEP_MS = 6 * HOUR_MS;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -48,40 +48,54 @@ export interface OffsetChange {
   end: number;
 }
 
-/** Each zone's offset changes by UTC year (with a day either side), found at the first use. */
-const changesByYear = new Map<string, OffsetChange[]>();
+/**
+ * How far back from an instant a change whose window holds it may start: its size and a step. The
+ * largest change in the time zone database is a day (Pacific/Apia skipped 30 December 2011).
+ */
+const LOOKBACK_MS = 24 * HOUR_MS + STEP_MS;
 
-function changesAround(timezone: string, year: number): OffsetChange[] {
-  const key = `${timezone}\u0000${year}`;
-  let changes = changesByYear.get(key);
-  if (changes !== undefined) return changes;
-  changes = [];
-  let sampled = Date.UTC(year, 0, 1) - 24 * HOUR_MS;
-  let offset = utcOffset(timezone, sampled);
-  for (const end = Date.UTC(year + 1, 0, 2); sampled < end; ) {
-    const next = utcOffset(timezone, sampled + STEP_MS);
-    if (next !== offset) {
-      // Bisect to the first millisecond with the new offset.
-      let old = sampled;
-      let changed = sampled + STEP_MS;
-      while (changed - old > 1) {
-        const mid = Math.floor((old + changed) / 2);
-        if (utcOffset(timezone, mid) === next) changed = mid;
-        else old = mid;
-      }
-      changes.push({ start: changed, end: changed + Math.abs(next - offset) });
-      offset = next;
-    }
-    sampled += STEP_MS;
+/**
+ * Each zone's offset change in each sampling step looked at so far (`null`: none), by the step's
+ * index: steps start at multiples of {@link STEP_MS}. Found when first needed, so a start costs a
+ * few formats around now, not a sweep of the year (about 1,500 formats per zone).
+ */
+const changesBySteps = new Map<string, Map<number, OffsetChange | null>>();
+
+function changeInStep(timezone: string, step: number): OffsetChange | null {
+  let steps = changesBySteps.get(timezone);
+  if (steps === undefined) {
+    steps = new Map();
+    changesBySteps.set(timezone, steps);
   }
-  changesByYear.set(key, changes);
-  return changes;
+  let change = steps.get(step);
+  if (change !== undefined) return change;
+  change = null;
+  const sampled = step * STEP_MS;
+  const offset = utcOffset(timezone, sampled);
+  const next = utcOffset(timezone, sampled + STEP_MS);
+  if (next !== offset) {
+    // Bisect to the first millisecond with the new offset.
+    let old = sampled;
+    let changed = sampled + STEP_MS;
+    while (changed - old > 1) {
+      const mid = Math.floor((old + changed) / 2);
+      if (utcOffset(timezone, mid) === next) changed = mid;
+      else old = mid;
+    }
+    change = { start: changed, end: changed + Math.abs(next - offset) };
+  }
+  steps.set(step, change);
+  return change;
 }
 
 /** The offset change in whose window `at` is, or `undefined` (the usual answer). */
 export function offsetChangeAround(timezone: string, at: number): OffsetChange | undefined {
-  const changes = changesAround(timezone, new Date(at).getUTCFullYear());
-  return changes.find((change) => change.start - 1000 <= at && at < change.end);
+  const last = Math.floor((at + 1000) / STEP_MS);
+  for (let step = Math.floor((at - LOOKBACK_MS) / STEP_MS); step <= last; step++) {
+    const change = changeInStep(timezone, step);
+    if (change !== null && change.start - 1000 <= at && at < change.end) return change;
+  }
+  return undefined;
 }
 
 /**
