@@ -9,10 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import {
-  accessSync,
-  constants,
   lstatSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -24,46 +21,24 @@ import {
 } from "node:fs";
 import path from "node:path";
 import type { TransformOptions, TransformResult } from "jiti";
+import { userCacheDir } from "./cache-folder.ts";
 
 /**
- * The cache folder for entries made by the jiti whose package.json is `jitiPackageJson`, created
- * (0700) if missing; false when it cannot be used: no home folder, a folder that cannot be
- * written, or one that is not the current user's own or that others may write to (an entry
- * someone else can write would be code run as this user). Never throws.
+ * The cache folder for entries made by the jiti whose package.json is `jitiPackageJson`, as
+ * `userCacheDir` makes and checks it; false when it cannot be used. The last folder is named after
+ * jiti's version: another one may transform the same source differently. Never throws.
  */
 export function transpileCacheDir(
   jitiPackageJson: string,
   env: NodeJS.ProcessEnv = process.env,
 ): string | false {
+  let version: string;
   try {
-    const uid = process.getuid?.();
-    if (uid === undefined) return false;
-    const base = cacheHome(env);
-    if (base === undefined) return false;
-    const { version } = JSON.parse(readFileSync(jitiPackageJson, "utf8")) as { version: string };
-    mkdirSync(base, { recursive: true, mode: 0o700 });
-    let dir = base;
-    // Each folder checked before anything is made in it. The last is named after jiti's version:
-    // another one may transform the same source differently.
-    for (const name of ["bothost", "transpiled", `jiti-${version}`]) {
-      dir = path.join(dir, name);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const s = lstatSync(dir);
-      if (!s.isDirectory() || s.uid !== uid || (s.mode & 0o022) !== 0) return false;
-    }
-    accessSync(dir, constants.W_OK);
-    return dir;
+    ({ version } = JSON.parse(readFileSync(jitiPackageJson, "utf8")) as { version: string });
   } catch {
     return false;
   }
-}
-
-/** `$XDG_CACHE_HOME` when it is an absolute path (the XDG spec ignores others), else `$HOME/.cache`. */
-function cacheHome(env: NodeJS.ProcessEnv): string | undefined {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg && path.isAbsolute(xdg)) return xdg;
-  const home = env.HOME;
-  return home && path.isAbsolute(home) ? path.join(home, ".cache") : undefined;
+  return userCacheDir(["transpiled", `jiti-${version}`], env);
 }
 
 /**
