@@ -1,10 +1,15 @@
 /**
  * The `bothost` command line itself, run as a subprocess: help, version, unknown commands and
  * options. Usage mistakes get one clear line on stderr and exit code 2 (64 for an unknown
- * command), never a stack trace.
+ * command), never a stack trace. On Node.js lines with a compile cache, the CLI keeps one in the
+ * user's cache folder; on Node.js 20 it writes nothing there.
  */
 import { readFileSync } from "node:fs";
-import { beforeAll, describe, expect, it } from "vitest";
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import module from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 
 const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
@@ -93,5 +98,83 @@ describe.concurrent("bothost", () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(stdout).toContain(`Usage: bothost ${command} [--config FILE]`);
     expect(stdout).toContain("-c, --config FILE");
+  });
+});
+
+/** Node.js 22.1+ has `module.enableCompileCache`; Node.js 20 does not. */
+const hasCompileCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === "function";
+
+/** A temporary folder removed when the test `context` ends (its own: the tests run concurrently). */
+async function tempDir(context: TestContext): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-compile-cache-"));
+  context.onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Each file under `dir` (relative path) with its inode: an entry written again gets a new one. */
+async function files(dir: string): Promise<Record<string, number>> {
+  const found: Record<string, number> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    found[path.relative(dir, file)] = (await stat(file)).ino;
+  }
+  return found;
+}
+
+describe.concurrent("the compile cache", () => {
+  it.runIf(hasCompileCache)(
+    "is kept in $XDG_CACHE_HOME/bothost/compiled/ by a start, and a second start uses it unchanged",
+    async (context) => {
+      const home = await tempDir(context);
+      const first = await runCli(["run", "--help"], { env: { XDG_CACHE_HOME: home } });
+      expect(first).toMatchObject({ code: 0, stderr: "" });
+      for (const folder of ["bothost", "bothost/compiled"]) {
+        expect(((await stat(path.join(home, folder))).mode & 0o777).toString(8)).toBe("700");
+      }
+      const compiled = path.join(home, "bothost", "compiled");
+      // One folder per Node.js version (Node.js names it), one entry per module loaded.
+      const [versioned, ...others] = await readdir(compiled);
+      expect(others).toEqual([]);
+      expect(versioned).toContain(process.version);
+      const entries = await files(compiled);
+      expect(Object.keys(entries).length).toBeGreaterThan(5);
+
+      // The second start takes every entry as it is: none is written again.
+      expect(await runCli(["run", "--help"], { env: { XDG_CACHE_HOME: home } })).toEqual(first);
+      expect(await files(compiled)).toEqual(entries);
+    },
+  );
+
+  it.runIf(hasCompileCache)("is left where the user's own NODE_COMPILE_CACHE puts it", async (context) => {
+    const [home, own] = [await tempDir(context), await tempDir(context)];
+    const result = await runCli(["--version"], { env: { XDG_CACHE_HOME: home, NODE_COMPILE_CACHE: own } });
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(await readdir(home)).toEqual([]);
+    expect(Object.keys(await files(own)).length).toBeGreaterThan(0);
+  });
+
+  it.runIf(!hasCompileCache)(
+    "is not kept on Node.js 20: nothing is written, nothing said",
+    async (context) => {
+      const home = await tempDir(context);
+      expect(await runCli(["--version"], { env: { XDG_CACHE_HOME: home } })).toEqual({
+        code: 0,
+        stdout: `${version}\n`,
+        stderr: "",
+      });
+      expect(await readdir(home)).toEqual([]);
+    },
+  );
+
+  it("is left off, silently, when its folder cannot be made", async (context) => {
+    // The cache home is a file: no folder can be made in it, whatever the user's rights.
+    const file = path.join(await tempDir(context), "not-a-folder");
+    await writeFile(file, "");
+    expect(await runCli(["--version"], { env: { XDG_CACHE_HOME: file } })).toEqual({
+      code: 0,
+      stdout: `${version}\n`,
+      stderr: "",
+    });
   });
 });

@@ -2,7 +2,7 @@
  * docs/reference/cli.md has a row for every command of `bothost` and none it lacks, and each row
  * names the options the command's `--help` lists (`--config` and `--help` aside: the page says
  * them once for all; `bothost sandbox`'s are in sandbox.md), and no option the command lacks.
- * Read from the sources' text: src/cli/main.ts for the commands, each command's help for its options.
+ * Read from the sources' text: src/cli/bothost.ts for the commands, each command's help for its options.
  * The words `bothost` takes in a command's place (`--version`, `-v`, `help`, `--help`, `-h`) are
  * each in the synopsis at the top of cli.md, and in the top-level help's Options.
  */
@@ -15,7 +15,7 @@ const read = (file: string) => readFile(path.join(repoRoot, file), "utf8");
 const COMMON = new Set(["--config", "--help"]);
 
 it("cli.md lists every bothost command with the options its help gives, and only those", async () => {
-  const main = await read("src/cli/main.ts");
+  const main = await read("src/cli/bothost.ts");
   const commands = [
     ...main.matchAll(/^ {2}(\w+): \{\n\s+summary:[\s\S]*?import\("\.\/([\w-]+)\.ts"\)/gm),
   ].map((m) => ({ name: m[1]!, file: `src/cli/${m[2]}.ts` }));
@@ -47,7 +47,7 @@ it("cli.md lists every bothost command with the options its help gives, and only
 });
 
 it("cli.md's synopsis and the top-level help name every word bothost takes in a command's place", async () => {
-  const main = await read("src/cli/main.ts");
+  const main = await read("src/cli/bothost.ts");
   const words = [...main.matchAll(/\bname === "([^"]+)"/g)].map((m) => m[1]!);
   expect(words).toContain("--version");
   const doc = await read("docs/reference/cli.md");
@@ -65,7 +65,7 @@ it("cli.md's synopsis and the top-level help name every word bothost takes in a 
 });
 
 it("README.md's command table has a row for every bothost command, and its exit codes every code the help gives", async () => {
-  const main = await read("src/cli/main.ts");
+  const main = await read("src/cli/bothost.ts");
   const commands = [...main.matchAll(/^ {2}(\w+): \{\n\s+summary:/gm)].map((m) => m[1]!);
   const readme = await read("README.md");
   const rows = new Set([...readme.matchAll(/^\| `bothost (\w+)[^`]*` \|/gm)].map((m) => m[1]!));
