@@ -109,6 +109,7 @@ export class Dispatcher {
     this.#failures.stop(stop);
     this.#commits?.stop();
     this.#o.dialogs.pause(); // Dialogs wait in the store, not in handlers: only their timers stop.
+    this.#engine.stopping(stop);
     const deadline = timeoutSignal(this.#o.clock, deadlineMs);
     try {
       await this.#queue.onIdle(deadline.signal);

@@ -10,7 +10,14 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
-import { hasRedisServer, startInstance, taggedModule, useOwnRedisCluster } from "../support/cluster.ts";
+import {
+  type ClusterConfig,
+  hasRedisServer,
+  type Instance,
+  startInstance,
+  taggedModule,
+  useOwnRedisCluster,
+} from "../support/cluster.ts";
 import { send } from "../support/e2e-daemon.ts";
 
 const available = hasRedisServer();
@@ -20,6 +27,38 @@ const start = useOwnRedisCluster();
 const prefix = "lease-lost-dialog-write";
 const LOST =
   "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight";
+
+/** The cluster's bot b0 made one that asks "Which size?" on "ask". */
+async function askingBot(config: ClusterConfig): Promise<void> {
+  await taggedModule(config, "v1");
+  await writeFile(
+    path.join(path.dirname(config.file), "bot.mjs"),
+    `export default { events: ["message"], setup(bot) {
+  bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
+    await ctx.prompt("Which size?");
+  });
+} };\n`,
+  );
+}
+
+/** Another instance holds the bot's lease now (`key`), for a minute. */
+async function leaseElsewhere(url: string, key: string): Promise<void> {
+  const direct = new Redis(url);
+  try {
+    await direct.set(key, "999:elsewhere", "PX", 60_000);
+  } finally {
+    direct.disconnect();
+  }
+}
+
+/** The warn (and worse) lines about b0 the instance logged after its first `before` lines. */
+function warnedOfB0(instance: Instance, before: number): string[] {
+  return instance.proc
+    .logs()
+    .slice(before)
+    .filter((l) => Number(l.level) >= 40 && l.bot === "b0")
+    .map((l) => String(l.msg));
+}
 
 describe.skipIf(!available)("a lease lost while a dialog's question is written", () => {
   it("tries the fenced write at debug; only the lease's loss is said at warn", async () => {
@@ -42,37 +81,36 @@ describe.skipIf(!available)("a lease lost while a dialog's question is written",
     await instance.proc.waitForLog((l) => l.msg === "asking", 15_000);
     await sandbox.control.waitFor(() => sandbox.control.delayed() === 1, { timeoutMs: 15_000 });
     const before = instance.proc.logs().length;
-    const direct = new Redis(redis.url);
-    try {
-      await direct.set(`${prefix}#lease:b0`, "999:elsewhere", "PX", 60_000);
-    } finally {
-      direct.disconnect();
-    }
+    await leaseElsewhere(redis.url, `${prefix}#lease:b0`);
     sandbox.control.delay(0);
     const fencedWrite = (l: Record<string, unknown>) =>
       l.msg === "the state store failed a dialog's write; trying again" &&
       JSON.stringify(l.err ?? "").includes("STATE_FENCED");
     await instance.proc.waitForLog(fencedWrite, 20_000);
     await instance.proc.waitForLog((l) => l.msg === LOST, 20_000);
-    const said = instance.proc
-      .logs()
-      .slice(before)
-      .filter((l) => Number(l.level) >= 40 && l.bot === "b0")
-      .map((l) => String(l.msg));
-    expect(said).toEqual([LOST]);
+    expect(warnedOfB0(instance, before)).toEqual([LOST]);
+  }, 60_000);
+
+  it("cuts an answer's fenced write at the lease's stop at debug: the lease's loss is the one warn line", async () => {
+    const { redis, sandbox, config } = await start({ prefix: `${prefix}-answer`, ttl: "3s" });
+    await askingBot(config);
+    const instance = await startInstance(config);
+    send(sandbox, "ask", "c0", "d");
+    await sandbox.control.waitFor(() => sandbox.control.messages().some((m) => m.content === "Which size?"), {
+      timeoutMs: 15_000,
+    });
+    const before = instance.proc.logs().length;
+    // Another instance holds the lease now: the answer's append is refused until the bot stops.
+    await leaseElsewhere(redis.url, `${prefix}-answer#lease:b0`);
+    send(sandbox, "large", "c0", "d");
+    await instance.proc.waitForLog((l) => l.msg === LOST, 20_000);
+    await instance.proc.waitForLog((l) => String(l.msg).startsWith("a dialog's write was cut off"), 20_000);
+    expect(warnedOfB0(instance, before)).toEqual([LOST]);
   }, 60_000);
 
   it("lists the dialogs of a bot stopped by a Redis outage as last known, saying answers wait", async () => {
     const { redis, sandbox, config } = await start({ prefix: `${prefix}-list`, ttl: "3s" });
-    await taggedModule(config, "v1");
-    await writeFile(
-      path.join(path.dirname(config.file), "bot.mjs"),
-      `export default { events: ["message"], setup(bot) {
-  bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
-    await ctx.prompt("Which size?");
-  });
-} };\n`,
-    );
+    await askingBot(config);
     const instance = await startInstance(config);
     send(sandbox, "ask", "c0", "d");
     const list = async () => {

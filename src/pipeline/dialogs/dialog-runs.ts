@@ -26,6 +26,7 @@ import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
+import { LEASE_STOP } from "../stop-cut.ts";
 import { recorded } from "./answer-copies.ts";
 import { deletedAtNewQueue } from "./deleted-at-new-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
@@ -75,6 +76,7 @@ export class DialogEngine {
   readonly moves: DialogMoves;
   /** Reactions as answers (reaction-answers.ts). */
   readonly #reactions: ReactionAnswers;
+  #cutLevel: "warn" | "debug" = "warn"; // a lease's stop (dispatcher.drain) is said once: what it cuts at debug
 
   constructor(parts: DialogEngineParts) {
     this.#o = parts;
@@ -82,6 +84,10 @@ export class DialogEngine {
     const record: AnswerRecorder = (control, entry, write, again) =>
       this.#record(control, entry, write, { again });
     this.#reactions = new ReactionAnswers({ ...parts, moves: this.moves, record });
+  }
+
+  stopping(stop: string | undefined): void {
+    this.#cutLevel = stop === LEASE_STOP ? "debug" : "warn";
   }
 
   /**
@@ -293,7 +299,7 @@ export class DialogEngine {
         // The stop's deadline cut the tries short: nothing was recorded, the message is not
         // marked handled, and the next start takes it again in its place.
         dialogs.unmatch(entry);
-        log.warn(
+        log[this.#cutLevel](
           { err, dialog: entry.id },
           "a dialog's write was cut off by the stop: it is taken again at the next start",
         );
