@@ -170,9 +170,12 @@ export function formatStatus(s: DaemonStatus): string {
     if (b.dialogs?.waiting) lines.push("", ...dialogLines(b.name, b.dialogs));
     if (b.dialogs?.notes?.length) lines.push("", ...noteLines(b.name, b.dialogs.notes));
   }
-  // Every bot's budget line in a small daemon; in a large one, only the bots that spend much.
+  // Every bot's budget line in a small daemon; in a large one, only the bots that spend much. None
+  // for a bot on standby: the instance running it makes and counts the account's calls.
   const budgets = s.bots.flatMap((b) =>
-    b.budget && (s.bots.length <= 10 || busy(b.budget)) ? [budgetLine(b.name, b.budget)] : [],
+    b.budget && b.state !== "standby" && (s.bots.length <= 10 || busy(b.budget))
+      ? [budgetLine(b.name, b.budget)]
+      : [],
   );
   if (budgets.length > 0) lines.push("", ...budgets);
   if (s.recentFailures.length > 0) {
