@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { RetryRequests } from "../events/dead-letter-source.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { parseDeadLetterId, retryGenerations } from "../state/dead-letters.ts";
+import { isStoreOutage } from "../state/state-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import { coalesce } from "./coalesce.ts";
@@ -87,7 +88,9 @@ export class RetryWatcher implements RetryRequests {
     try {
       generations = await retryGenerations(this.#o.store);
     } catch (err) {
-      this.#o.log.warn({ err }, "could not read the dead letters' retry requests; trying again shortly");
+      // A store outage is no fault of the code: its code and message, no stack.
+      const fields = isStoreOutage(err) ? { code: err.code, reason: err.message } : { err };
+      this.#o.log.warn(fields, "could not read the dead letters' retry requests; trying again shortly");
       return;
     }
     for (const [bot, watch] of this.#watches) {
