@@ -40,7 +40,7 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
   if (teams.length === 0) return { ask: async (_ctx: BaseContext<S>, _userId: number) => {} };
   bot.track("groups");
   const question = `${settings.team_question} ${teams.map((t) => `**${t.name}**`).join(", ")} (answer with the name).`;
-  const find = (text: string) =>
+  const named = (text: string) =>
     teams.find(
       (t) =>
         t.name.toLowerCase() ===
@@ -49,6 +49,8 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
           .trim()
           .toLowerCase(),
     );
+  // `team backend` said while the question waits is an answer, not a command: it names Backend.
+  const find = (text: string) => named(text) ?? named(text.trim().replace(/^team\s+/i, ""));
 
   /** Ask up to twice; `undefined` when the answers name no team (a timeout ends the run, handled). */
   const promptTeam = async (ctx: CommandContext<S>, first: string): Promise<Team | undefined> => {

@@ -127,6 +127,15 @@ describe("the welcome bot's team question", () => {
     expect(await membersOf("backend")).toContain(lou.email);
   });
 
+  it("takes `team <name>` said while its question waits as that team, not as an unknown team", async () => {
+    await start();
+    const ann = world.sandbox.control.createUser({ email: "ann@sandbox.example", full_name: "Ann" });
+    await expect.poll(() => dmsTo(ann.email)).toHaveLength(2);
+    say(ann.email, "marketing");
+    await expect.poll(() => dmsTo(ann.email).at(-1)).toBe(`I don't know the team "marketing". ${QUESTION}`);
+    say(ann.email, "team backend");
+    await expect.poll(() => dmsTo(ann.email).at(-1)).toMatch(/^Welcome to Backend!/);
+  });
   it("tells the member and every administrator and owner when it may not change the group", async () => {
     await start();
     const max = world.sandbox.control.createUser({ email: "max@sandbox.example", full_name: "Max" });
