@@ -67,10 +67,23 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
 
   const notify = async (ctx: BaseContext<S>, content: string) => {
     const admins = (await ctx.users.list()).filter((u) => u.role <= 200 && !u.is_bot && u.is_active);
-    const to = settings.notify ?? admins.map((u) => u.user_id);
+    let to = admins.map((u) => u.user_id);
+    if (settings.notify) {
+      // An address that names nobody (a typo, someone gone) would fail the whole message: the
+      // others are told, or the administrators when none is left, and the entry is logged.
+      const found = await Promise.all(settings.notify.map((email) => ctx.users.get(email)));
+      const missing = settings.notify.flatMap((email, i) => (found[i] ? [] : [`notify[${i}]: ${email}`]));
+      if (missing.length > 0)
+        ctx.log.warn(
+          { entries: missing },
+          `${missing.join(", ")} names no user the bot can see; ${missing.length < settings.notify.length ? "the others" : "the administrators and owners"} were told instead. List each person by an email the bot sees, or fix the address.`,
+        );
+      const ids = found.flatMap((u) => (u ? [u.user_id] : []));
+      if (ids.length > 0) to = ids;
+    }
     if (to.length === 0)
       ctx.log.warn({ content }, "nobody to notify: no administrators and no `notify` setting");
-    else await ctx.send({ type: "direct", to: to as number[], content });
+    else await ctx.send({ type: "direct", to, content });
   };
 
   const join = async (ctx: CommandContext<S>, team: Team) => {

@@ -176,6 +176,16 @@ describe("the welcome bot's team question", () => {
     await expect.poll(() => dmsTo(LEAD).at(-1)).toBe("You are in Backend already.");
   });
 
+  it("a `notify` email that names nobody: the others are told, or the administrators, and the entry is logged", async () => {
+    const running = await start({ notify: ["it-dsk@sandbox.example"] });
+    say(LEAD, "team design");
+    await expect
+      .poll(() => dmsTo(LEAD).at(-1))
+      .toBe("I may not add you to Design myself; I've asked an administrator to.");
+    await expect.poll(() => dmsTo(OWNER, ADMIN)).toEqual([expect.stringContaining("joins **Design**")]);
+    expect(running.logged("notify[0]: it-dsk@sandbox.example")).toHaveLength(1);
+  });
+
   it("takes the answer after a restart: the question waits in the bot's state", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
     try {
