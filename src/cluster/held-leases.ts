@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { type Fence, fencingTokenOf } from "../state/redis-connection.ts";
 import type { TakeFrom } from "./gone-holders.ts";
 import type { HaltNotes, leaseTiming } from "./lease-parts.ts";
-import type { RedisLeases } from "./redis-leases.ts";
+import type { HeldElsewhere, RedisLeases } from "./redis-leases.ts";
 
 export interface Held {
   fence: Fence;
@@ -21,6 +21,9 @@ export interface Held {
 /** Stop `bot` here, its handlers aborted after `ms` (the coordinator's halt, see `haltBot`). */
 type Halt = (bot: string, fence: Fence, ms: number, elsewhere: boolean, notes: HaltNotes) => void;
 
+/** An acquisition or renewal of `bot`'s lease found it held by another instance (told as its reply comes). */
+type Seen = (bot: string, by: HeldElsewhere) => void;
+
 export class HeldLeases {
   readonly #held = new Map<string, Held>();
   /** Why a bot's lease was lost here, until it is taken again (here or elsewhere). */
@@ -30,6 +33,7 @@ export class HeldLeases {
     private readonly timing: ReturnType<typeof leaseTiming>,
     private readonly log: Logger,
     private readonly halt: Halt,
+    private readonly seen: Seen,
   ) {}
 
   get size(): number {
@@ -81,11 +85,13 @@ export class HeldLeases {
 
   /**
    * Take `bot`'s lease, over from a gone process of this host (`from`) or free; false: another
-   * instance has it. Rejects when Redis is out of reach.
+   * instance has it (told to `seen`, when free before). Rejects when Redis is out of reach.
    */
   async acquire(leases: RedisLeases, bot: string, from: TakeFrom | undefined): Promise<boolean> {
     const sentAt = performance.now();
-    const fence = await (from ? leases.takeOver(bot, from.seen, from.dead) : leases.acquire(bot));
+    const fence = await (from
+      ? leases.takeOver(bot, from.seen, from.dead)
+      : leases.acquire(bot, (by) => this.seen(bot, by)));
     if (!fence) return false;
     const held: Held = { fence, validUntil: 0, watchdog: undefined, handingOver: false };
     this.#held.set(bot, held);
@@ -132,9 +138,12 @@ export class HeldLeases {
     const gone: string[] = [];
     entries.forEach(([bot, held], i) => {
       if (this.#held.get(bot) !== held) return; // lost meanwhile
-      if (renewed[i] === "renewed") this.#extend(bot, held, sentAt);
-      else if (renewed[i] === "taken") this.#lose(bot, "another instance holds its lease now", true);
-      else {
+      const renewal = renewed[i];
+      if (renewal === "renewed") this.#extend(bot, held, sentAt);
+      else if (typeof renewal === "object") {
+        this.seen(bot, renewal);
+        this.#lose(bot, "another instance holds its lease now", true);
+      } else {
         this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)", false);
         gone.push(bot);
       }

@@ -82,7 +82,13 @@ export class LeaseCoordinator implements Coordinator {
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
     this.timing = leaseTiming(options.ttlMs);
-    this.#held = new HeldLeases(this.timing, options.log, (...halt) => this.#halt(...halt));
+    // A lease found held elsewhere by an acquisition or renewal names its holder at once.
+    this.#held = new HeldLeases(
+      this.timing,
+      options.log,
+      (...halt) => this.#halt(...halt),
+      (bot, by) => this.#holders.found(bot, by.holder, by.leftMs),
+    );
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     this.#holders = new LeaseHolders(this.instanceId, this.timing.ttlMs, () => performance.now());
     // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.

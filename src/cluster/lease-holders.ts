@@ -1,7 +1,9 @@
 /**
  * Each bot's lease holder as the last round of leases read it, for `bothost status` to name for a
  * standby bot. A reading older than the lease ttl names no one: the holder's lease has expired
- * since unless it was renewed, and no round could see which (Redis out of reach).
+ * since unless it was renewed, and no round could see which (Redis out of reach). A holder an
+ * acquisition or renewal found since (the lease taken after the round's read) is named at once,
+ * until its lease would expire unrenewed or a round reads the leases again.
  *
  * And, once Redis lost its keys (the leases' epoch changed between two readings), which bots
  * another instance held before: for a ttl from then, those are left to that instance to take
@@ -12,6 +14,8 @@
  */
 export class LeaseHolders {
   #holders: ReadonlyMap<string, string | undefined> = new Map();
+  /** Holders found after a round's read, when found (on `now`) and until when their lease lasts unrenewed. */
+  readonly #found = new Map<string, { holder: string; at: number; until: number }>();
   /** When the read that gave `#holders` was sent (on `now`); 0 before any. */
   #readAt = 0;
   #epoch: string | undefined;
@@ -32,6 +36,16 @@ export class LeaseHolders {
     this.#epoch = epoch;
     this.#holders = holders;
     this.#readAt = sentAt;
+    for (const [bot, found] of this.#found) if (found.at < sentAt) this.#found.delete(bot);
+  }
+
+  /**
+   * An acquisition or renewal, its reply just in, found `holder` holding `bot`'s lease with
+   * `leftMs` left of it (on Redis's clock, by now a round trip less at most).
+   */
+  found(bot: string, holder: string, leftMs: number): void {
+    const at = this.now();
+    if (holder !== this.self) this.#found.set(bot, { holder, at, until: at + leftMs });
   }
 
   /** Whether `bot` is left to the instance that held it before Redis lost its keys (see above). */
@@ -44,7 +58,9 @@ export class LeaseHolders {
 
   holderOf(bot: string): string | undefined {
     // Never this instance: a bot held here is not on standby, and one handed over or lost since
-    // that round is held by no one known until a round reads who took it.
+    // that round is held by no one known until a round (or a refused renewal) reads who took it.
+    const found = this.#found.get(bot);
+    if (found !== undefined && this.now() < found.until) return found.holder;
     if (this.unreadForMs() !== undefined) return undefined;
     const holder = this.#holders.get(bot);
     return holder === this.self ? undefined : holder;

@@ -30,7 +30,9 @@ const ACQUIRE = `
 local current = redis.call('GET', KEYS[1])
 if current then
   local sep = string.find(current, ':', 1, true)
-  if sep == nil or string.sub(current, sep + 1) ~= ARGV[1] then return false end
+  if sep == nil or string.sub(current, sep + 1) ~= ARGV[1] then
+    return {current, redis.call('PTTL', KEYS[1])}
+  end
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
   local now = redis.call('TIME')
@@ -73,7 +75,7 @@ for i, key in ipairs(KEYS) do
     redis.call('PEXPIRE', key, ARGV[1])
     renewed[i] = 1
   elseif current then
-    renewed[i] = 0
+    renewed[i] = {current, redis.call('PTTL', key)}
   else
     renewed[i] = 2
   end
@@ -81,9 +83,22 @@ end
 return renewed
 `;
 
-/** A lease renewal's outcome: extended, held by another instance now, or held by nobody. */
-export type Renewal = "renewed" | "taken" | "gone";
-const RENEWALS: Record<number, Renewal> = { 1: "renewed", 0: "taken", 2: "gone" };
+/**
+ * Who holds a lease this instance was refused (its acquisition or renewal found it held), read in
+ * the same script: that instance, and how long its lease has left then, by Redis's clock.
+ */
+export interface HeldElsewhere {
+  holder: string;
+  leftMs: number;
+}
+
+/** A lease renewal's outcome: extended, held by another instance now (which), or held by nobody. */
+export type Renewal = "renewed" | "gone" | HeldElsewhere;
+
+/** A refusing script's reply, `[<token>:<instance>, PTTL]`: the holder; a lease without expiry counts `ttlMs`. */
+function heldElsewhere([value, pttl]: [string, number], ttlMs: number): HeldElsewhere {
+  return { holder: value.slice(value.indexOf(":") + 1), leftMs: pttl >= 0 ? pttl : ttlMs };
+}
 
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -118,8 +133,16 @@ return {redis.call('ZRANGE', KEYS[1], 0, -1), holders, redis.call('HGETALL', KEY
 `;
 
 type LeaseScripts = {
-  bothostLeaseAcquire(lease: string, counter: string, instance: string, ttl: number): Promise<string | null>;
-  bothostLeaseRenew(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+  bothostLeaseAcquire(
+    lease: string,
+    counter: string,
+    instance: string,
+    ttl: number,
+  ): Promise<string | [string, number]>;
+  bothostLeaseRenew(
+    numKeys: number,
+    ...keysThenArgs: (string | number)[]
+  ): Promise<(number | [string, number])[]>;
   bothostLeaseRelease(lease: string, value: string): Promise<number>;
   bothostHeartbeat(
     numKeys: number,
@@ -208,9 +231,9 @@ export class RedisLeases {
 
   /**
    * Take the bot's lease with a new fencing token if it is free (or already this instance's);
-   * `undefined` when another instance holds it.
+   * `undefined` when another instance holds it, which `refused` is told.
    */
-  async acquire(bot: string): Promise<Fence | undefined> {
+  async acquire(bot: string, refused?: (by: HeldElsewhere) => void): Promise<Fence | undefined> {
     const key = `${this.#o.prefix}#lease:${bot}`;
     const value = await this.#run("a lease acquisition", async () => {
       const taken = await this.#client.bothostLeaseAcquire(
@@ -219,10 +242,12 @@ export class RedisLeases {
         this.#o.instanceId,
         this.#o.ttlMs,
       );
-      if (taken !== null) await this.replication.confirm("a lease acquisition");
+      if (typeof taken === "string") await this.replication.confirm("a lease acquisition");
       return taken;
     });
-    return value === null ? undefined : { key, value };
+    if (typeof value === "string") return { key, value };
+    refused?.(heldElsewhere(value, this.#o.ttlMs));
+    return undefined;
   }
 
   /**
@@ -261,7 +286,7 @@ export class RedisLeases {
 
   /**
    * Extend each lease still holding its value by the ttl; for one that is not ours any more, whether
-   * another instance holds it (`taken`) or nobody does (`gone`: it expired, or Redis lost its keys).
+   * which other instance holds it now or that nobody does (`gone`: it expired, or Redis lost its keys).
    */
   async renew(fences: readonly Fence[]): Promise<Renewal[]> {
     const result = await this.#run("a lease renewal", async () => {
@@ -274,7 +299,9 @@ export class RedisLeases {
       await this.replication.confirm("a lease renewal");
       return renewed;
     });
-    return result.map((n) => RENEWALS[n] ?? "taken");
+    return result.map((r) =>
+      Array.isArray(r) ? heldElsewhere(r, this.#o.ttlMs) : r === 1 ? "renewed" : "gone",
+    );
   }
 
   /** Give the lease up (only if it still holds `fence.value`), so another instance can take it now. */

@@ -114,6 +114,12 @@ export interface FreezableProxy {
   url: string;
   freeze(): void;
   thaw(): void;
+  /**
+   * The next command a client sends whose bytes contain `match` reaches Redis only once `during`
+   * resolved (what that client sends meanwhile waits behind it): `during` acts between two
+   * commands of one client, at a point the test picks.
+   */
+  holdNext(match: string, during: () => Promise<unknown>): void;
   close(): Promise<void>;
 }
 
@@ -121,16 +127,25 @@ export async function startProxy(target: string): Promise<FreezableProxy> {
   const upstream = new URL(target);
   const pairs = new Set<[Socket, Socket]>();
   let frozen = false;
+  let hold: { match: string; during: () => Promise<unknown> } | undefined;
   const server: Server = createServer((client) => {
     const remote = new Socket();
     const pair: [Socket, Socket] = [client, remote];
     pairs.add(pair);
-    const forward = (from: Socket, to: Socket) =>
-      from.on("data", (chunk) => {
-        if (!frozen) to.write(chunk); // while frozen, bytes are lost as on a partitioned link
-      });
-    forward(client, remote);
-    forward(remote, client);
+    // The client's bytes in order, those after a held command waiting behind it.
+    let sent: Promise<unknown> = Promise.resolve();
+    client.on("data", (chunk: Buffer) => {
+      if (frozen) return; // while frozen, bytes are lost as on a partitioned link
+      const held = hold !== undefined && chunk.includes(hold.match) ? hold : undefined;
+      if (held) hold = undefined;
+      sent = sent
+        .then(held?.during)
+        .catch(() => {})
+        .then(() => remote.write(chunk));
+    });
+    remote.on("data", (chunk) => {
+      if (!frozen) client.write(chunk);
+    });
     const end = () => {
       client.destroy();
       remote.destroy();
@@ -149,6 +164,9 @@ export async function startProxy(target: string): Promise<FreezableProxy> {
     },
     thaw: () => {
       frozen = false;
+    },
+    holdNext: (match, during) => {
+      hold = { match, during };
     },
     close: async () => {
       for (const [a, b] of pairs) {
