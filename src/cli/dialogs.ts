@@ -4,7 +4,7 @@
  */
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
-import { type BotDialogs, NO_HOLDER, type PendingNote, UNREAD } from "../http/daemon-status.ts";
+import { type BotDialogs, noHolderWhy, type PendingNote } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import { isStateError } from "../state/state-error.ts";
 import { commandArgs, configOption, reportStartupError, table, unknownWord, usageError } from "./args.ts";
@@ -137,11 +137,11 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
 
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
-  for (const { bot, dialogs, elsewhere, leaseHolder, leasesUnread, notes, stopped } of all) {
+  for (const listing of all) {
+    const { bot, dialogs, elsewhere, leaseHolder, notes, stopped } = listing;
     if (elsewhere && leaseHolder !== undefined)
       lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
-    else if (elsewhere)
-      lines.push(`${bot}: runs on no instance known now (${leasesUnread ? UNREAD : NO_HOLDER})`, "");
+    else if (elsewhere) lines.push(`${bot}: runs on no instance known now (${noHolderWhy(listing)})`, "");
     if (dialogs.length > 0) {
       const here = stopped
         ? " as last known here, where the bot is stopped (see bothost status): answers wait until it runs again"

@@ -23,6 +23,16 @@ export interface CoordinatorHooks {
   elsewhere?(bot: string): void;
 }
 
+/**
+ * No round read the leases for `forMs` (longer than a ttl). `late`: no read failed, this
+ * instance's rounds ran late (the process starved of CPU, its event loop blocked); otherwise the
+ * last read failed (Redis out of reach, or answering too slowly).
+ */
+export interface LeasesUnread {
+  forMs: number;
+  late: boolean;
+}
+
 export interface Coordinator {
   /** `solo`: one instance runs every bot; `cluster`: instances share them by leases. */
   readonly mode: "solo" | "cluster";
@@ -42,8 +52,8 @@ export interface Coordinator {
   runsHere(bot: string): boolean;
   /** The instance holding this bot's lease, as the last round read it, within a ttl (cluster mode). */
   holderOf?(bot: string): string | undefined;
-  /** How long no round could read the leases, once longer than a ttl (cluster mode). */
-  leasesUnreadForMs?(): number | undefined;
+  /** How long no round read the leases, once longer than a ttl, and why (cluster mode). */
+  leasesUnread?(): LeasesUnread | undefined;
   /** Why this instance lost the bot's lease, while it has not taken it again (cluster mode). */
   lostLease?(bot: string): string | undefined;
   /**

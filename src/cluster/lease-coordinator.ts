@@ -33,7 +33,7 @@ import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance, refusalsOf } from "./balance.ts";
-import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
+import type { Coordinator, CoordinatorHooks, LeasesUnread } from "./coordinator.ts";
 import { leavingDead, type TakeFrom, thisProcess } from "./gone-holders.ts";
 import { HeldLeases } from "./held-leases.ts";
 import { LeaseHolders } from "./lease-holders.ts";
@@ -50,6 +50,11 @@ export interface LeaseCoordinatorOptions {
   log: Logger;
   /** Default `<host>:<pid>:<random>`. */
   instanceId?: string;
+  /**
+   * The monotonic clock (ms) that the age of the leases' last read and the lateness of rounds are
+   * measured on; default `performance.now()`. A test moves it on to stand for a blocked event loop.
+   */
+  now?: () => number;
 }
 
 export class LeaseCoordinator implements Coordinator {
@@ -72,6 +77,11 @@ export class LeaseCoordinator implements Coordinator {
   #alive = 0;
   #aliveBefore = 0;
   #failing = false;
+  /** When (on `#now`) the next round is due; when the round under way was (`#round` set). */
+  #dueAt = 0;
+  /** How late past `#dueAt` the round under way began. */
+  #startedLateMs = 0;
+  readonly #now: () => number;
   /** A failover (or a reconnection) was seen during a round: run the next one at once. */
   #reReadDue = false;
   #sink: ReplicationSink | undefined;
@@ -82,6 +92,7 @@ export class LeaseCoordinator implements Coordinator {
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
     this.timing = leaseTiming(options.ttlMs);
+    this.#now = options.now ?? (() => performance.now());
     // A lease found held elsewhere by an acquisition or renewal names its holder at once.
     this.#held = new HeldLeases(
       this.timing,
@@ -90,7 +101,7 @@ export class LeaseCoordinator implements Coordinator {
       (bot, by) => this.#holders.found(bot, by.holder, by.leftMs),
     );
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-    this.#holders = new LeaseHolders(this.instanceId, this.timing.ttlMs, () => performance.now());
+    this.#holders = new LeaseHolders(this.instanceId, this.timing.ttlMs, this.#now);
     // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.
     const rank = (bot: string) => createHash("sha256").update(`${this.instanceId}\n${bot}`).digest("hex");
     this.#order = [...options.bots].sort((a, b) => (rank(a) < rank(b) ? -1 : 1));
@@ -123,6 +134,7 @@ export class LeaseCoordinator implements Coordinator {
   async start(hooks: CoordinatorHooks): Promise<void> {
     this.#hooks = hooks;
     this.#proc = await thisProcess();
+    this.#dueAt = this.#now();
     this.#leases = await RedisLeases.open({
       url: this.#o.store.url,
       prefix: this.#o.store.prefix,
@@ -160,6 +172,7 @@ export class LeaseCoordinator implements Coordinator {
 
   /** One round at a time; the next is scheduled when this one ends (sooner after a failure). */
   #runRound(): Promise<string[]> {
+    this.#startedLateMs = Math.max(0, this.#now() - this.#dueAt);
     const round = this.#oneRound().finally(() => {
       this.#round = undefined;
       if (this.#closed) return;
@@ -169,6 +182,7 @@ export class LeaseCoordinator implements Coordinator {
           ? Math.max(50, this.timing.renewEveryMs / 4)
           : this.timing.renewEveryMs;
       this.#reReadDue = false;
+      this.#dueAt = this.#now() + delay;
       this.#timer = setTimeout(() => this.#nextRound(), delay);
     });
     this.#round = round;
@@ -231,8 +245,16 @@ export class LeaseCoordinator implements Coordinator {
     return this.#holders.holderOf(bot);
   }
 
-  leasesUnreadForMs(): number | undefined {
-    return this.#holders.unreadForMs();
+  /**
+   * How long no round read the leases, once longer than a ttl; `late` when no read failed but the
+   * rounds ran late: the next one overdue, or the one under way begun late, by more than `ttl/6`
+   * (the margin of the timing rule: lateness no scheduling hiccup explains).
+   */
+  leasesUnread(): LeasesUnread | undefined {
+    const forMs = this.#holders.unreadForMs();
+    if (forMs === undefined) return undefined;
+    const lateMs = this.#round ? this.#startedLateMs : this.#now() - this.#dueAt;
+    return { forMs, late: !this.#failing && lateMs > this.timing.haltDeadlineMs };
   }
 
   /** Why a bot's lease was lost here, until it is taken again (here or elsewhere): `bothost status` says it. */
@@ -246,7 +268,7 @@ export class LeaseCoordinator implements Coordinator {
     let gone: string[];
     let takeFrom: Map<string, TakeFrom>;
     try {
-      const sentAt = performance.now();
+      const sentAt = this.#now();
       view = await leases.heartbeat(this.#o.bots, this.#refused);
       // A dead instance of this host: its bots are free to take now, not once its leases expire.
       const dead = await leavingDead(view, { id: this.instanceId, proc: this.#proc });

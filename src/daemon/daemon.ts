@@ -280,7 +280,7 @@ export class Daemon {
       configLoadedAt: this.#configLoadedAt,
       redis: this.#o.store.redisStatus?.(),
       leaseHolder: (bot) => this.#coordinator.holderOf?.(bot),
-      leasesUnreadForMs: () => this.#coordinator.leasesUnreadForMs?.(),
+      leasesUnread: () => this.#coordinator.leasesUnread?.(),
       leaseLost: (bot) => this.#coordinator.lostLease?.(bot),
       webhookRequests: (bot) => this.http?.webhookRequests.of(bot),
     });

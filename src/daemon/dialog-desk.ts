@@ -6,7 +6,7 @@
 import type { Coordinator } from "../cluster/coordinator.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { AdminHandlers } from "../http/admin-routes.ts";
-import { type BotDialogs, NO_HOLDER, UNREAD } from "../http/daemon-status.ts";
+import { type BotDialogs, noHolderWhy } from "../http/daemon-status.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
 /** What the person is told when an operator ends their dialog and gives no note. */
@@ -40,7 +40,7 @@ export interface DialogEnd {
 /** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
 export function dialogDesk(
   bots: readonly Runtime[],
-  cluster: Pick<Coordinator, "holderOf" | "leasesUnreadForMs"> = {},
+  cluster: Pick<Coordinator, "holderOf" | "leasesUnread"> = {},
 ): Pick<AdminHandlers, "dialogs" | "endDialog"> {
   const find = (name: string): Runtime => {
     const runtime = bots.find((b) => b.name === name);
@@ -52,12 +52,14 @@ export function dialogDesk(
     );
   };
   // Where a standby bot runs: the holder the last round of leases read, or, when none is named,
-  // whether that is because no round could read the leases (Redis out of reach) or because the
-  // last one named no other holder (the bot just handed over or lost here, or its lease free).
-  const elsewhere = (name: string): { leaseHolder?: string; leasesUnread?: true } => {
+  // whether that is because no round read the leases for a ttl (a read failed, or, `leasesLate`,
+  // this instance's rounds ran late) or because the last one named no other holder (the bot just
+  // handed over or lost here, or its lease free).
+  const elsewhere = (name: string): Pick<BotDialogs, "leaseHolder" | "leasesUnread" | "leasesLate"> => {
     const leaseHolder = cluster.holderOf?.(name);
     if (leaseHolder !== undefined) return { leaseHolder };
-    return cluster.leasesUnreadForMs?.() !== undefined ? { leasesUnread: true } : {};
+    const unread = cluster.leasesUnread?.();
+    return unread === undefined ? {} : { leasesUnread: true, ...(unread.late && { leasesLate: true }) };
   };
   return {
     dialogs(name?: string): BotDialogs[] {
@@ -84,12 +86,13 @@ export function dialogDesk(
       // Stopped here, its lease taken by an instance known: its dialogs are that instance's to end.
       const stopped = !runtime.standby && runtime.status.state === "stopped";
       if (runtime.standby || (stopped && cluster.holderOf?.(name) !== undefined)) {
-        const { leaseHolder, leasesUnread } = elsewhere(name);
+        const where = elsewhere(name);
+        const { leaseHolder } = where;
         throw new BothostError<DialogDeskErrorCode>(
           "BOT_NOT_HERE",
           leaseHolder !== undefined
             ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there (should that instance be gone, an instance takes the bot: end it there then)`
-            : `bot "${name}" does not run here, and no instance is known to run it now (${leasesUnread ? UNREAD : NO_HOLDER}): end its dialog where it runs, once one does`,
+            : `bot "${name}" does not run here, and no instance is known to run it now (${noHolderWhy(where)}): end its dialog where it runs, once one does`,
         );
       }
       // Not waiting at a question: an answer (or its deadline) is being handled, its run under way.

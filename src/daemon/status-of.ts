@@ -8,6 +8,7 @@ import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { bothostVersion } from "../api/version.ts";
 import { DeclarationsRefused, refusalPlaces, refusalWords } from "../bot/setup-error.ts";
+import type { LeasesUnread } from "../cluster/coordinator.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import type { PacingSnapshot } from "../events/poll-pacing.ts";
@@ -45,8 +46,8 @@ export interface StatusSources {
   redis?: RedisStatus | undefined;
   /** Cluster mode: the instance holding a bot's lease, as last read (within a ttl). */
   leaseHolder?: (bot: string) => string | undefined;
-  /** Cluster mode: how long the leases have gone unread, once longer than a ttl. */
-  leasesUnreadForMs?: () => number | undefined;
+  /** Cluster mode: how long the leases have gone unread, once longer than a ttl, and why. */
+  leasesUnread?: () => LeasesUnread | undefined;
   /** Cluster mode: why this instance lost a bot's lease, until it takes it again. */
   leaseLost?: (bot: string) => string | undefined;
   /** What a bot's inbound webhooks were sent, by webhook (with `http.listen`). */
@@ -100,12 +101,23 @@ function unconfiguredCounts(letters: readonly DeadLetter[]): Pick<DaemonStatus, 
   return Object.keys(counts).length > 0 ? { unconfiguredDeadLetters: counts } : {};
 }
 
+/**
+ * Why a standby bot names no holder while no round read the leases: a read failed (Redis), or
+ * this instance's own rounds ran late (nothing failed: the process was held up).
+ */
+function unreadReason({ forMs, late }: LeasesUnread): string {
+  const s = Math.round(forMs / 1000);
+  return late
+    ? `this instance's lease rounds are running late (the last one read the leases ${s} s ago): the process is starved of CPU or its event loop is blocked, and no instance is known to run it. Once a round runs, it shows which instance runs it, or this one takes it`
+    : `the leases could not be read for ${s} s (is Redis reachable?): no instance is known to run it. Once Redis answers, a round of leases shows which instance runs it, or this one takes it`;
+}
+
 function botStatus(
   runtime: BotRuntime,
   deadLetters: number,
   startFailure: string | undefined,
   now: number,
-  lease: Pick<StatusSources, "leaseHolder" | "leaseLost" | "leasesUnreadForMs" | "webhookRequests">,
+  lease: Pick<StatusSources, "leaseHolder" | "leaseLost" | "leasesUnread" | "webhookRequests">,
 ): BotStatus {
   const st = runtime.status;
   const named = startFailure
@@ -116,7 +128,7 @@ function botStatus(
   // A standby bot runs where its lease is: named, so that an instance that died (its lease not
   // expired yet) is told from one that runs the bot.
   const holder = state === "standby" || startFailure ? lease.leaseHolder?.(runtime.name) : undefined;
-  const unread = state === "standby" && !holder ? lease.leasesUnreadForMs?.() : undefined;
+  const unread = state === "standby" && !holder ? lease.leasesUnread?.() : undefined;
   // Failed here, it may run on another instance (cluster mode): named, after why it failed here.
   const standby =
     holder && startFailure
@@ -126,9 +138,7 @@ function botStatus(
             leaseHolder: holder,
             reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires, or at its next round when it runs on the same host, in the same container and as the same user)`,
           }
-        : unread !== undefined && {
-            reason: `the leases could not be read for ${Math.round(unread / 1000)} s (is Redis reachable?): no instance is known to run it. Once Redis answers, a round of leases shows which instance runs it, or this one takes it`,
-          };
+        : unread !== undefined && { reason: unreadReason(unread) };
   // Stopped because its lease was lost, not on purpose: why, and what comes next.
   const lost = state === "stopped" ? lease.leaseLost?.(runtime.name) : undefined;
   const lostLease = lost && {

@@ -68,12 +68,22 @@ export interface BotStatus {
 
 /** Why no instance is named for a standby bot: no round could read the leases. */
 export const UNREAD = "the leases could not be read: see bothost status";
+/** Why no instance is named for a standby bot: this instance's rounds ran late, none read the leases. */
+export const LATE = "this instance's lease rounds are running late: see bothost status";
 /**
  * Why no instance is named for a standby bot while the leases are read: none other held its lease
  * at the last round (it was handed over or lost here since, or its lease is free).
  */
 export const NO_HOLDER =
   "the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it";
+
+/** Why a standby bot's listing names no instance running it (see {@link BotDialogs}). */
+export function noHolderWhy({
+  leasesUnread,
+  leasesLate,
+}: Pick<BotDialogs, "leasesUnread" | "leasesLate">): string {
+  return leasesLate ? LATE : leasesUnread ? UNREAD : NO_HOLDER;
+}
 
 /** One bot's open dialogs, oldest first (`bothost dialogs`, `/admin/dialogs`). */
 export interface BotDialogs {
@@ -83,8 +93,10 @@ export interface BotDialogs {
   elsewhere?: true;
   /** That instance, when this one knows it. */
   leaseHolder?: string;
-  /** No instance is named because no round could read the leases (Redis out of reach). */
+  /** No instance is named because no round read the leases for longer than a ttl. */
   leasesUnread?: true;
+  /** With `leasesUnread`: no read failed, this instance's rounds ran late (its process held up), not Redis. */
+  leasesLate?: true;
   /**
    * The bot is stopped here (its lease lost, as in a Redis outage): its dialogs are as this
    * instance last knew them, and no answer is taken until the bot runs again.

@@ -1,8 +1,11 @@
 /**
  * A standby bot names the instance holding its lease from the moment this instance finds the lease
- * taken (its acquisition or its renewal refused), not from the next round of leases. A real Daemon
+ * taken (its acquisition or its renewal refused), not from the next round of leases; and while no
+ * round read the leases for longer than the ttl, its status says why: a read that failed (Redis),
+ * or this instance's own rounds running late (its process held up, Redis answering). A real Daemon
  * with a LeaseCoordinator on Redis (skipped when none answers), bots on a sandbox over HTTP; the
- * lease taken through a TCP proxy that holds the instance's command while the test takes it.
+ * lease taken through a TCP proxy that holds the instance's command while the test takes it, and
+ * the lateness through the coordinator's clock moved on, as a blocked event loop leaves it.
  */
 
 import { Redis } from "ioredis";
@@ -22,6 +25,11 @@ const reachable = await redisReachable();
 if (!reachable) console.warn(`standby holder now: ${noRedisMessage}`);
 
 const idle = { events: ["message"], setup() {} } as unknown as BotDefinition<never, never>;
+const LATE =
+  /^this instance's lease rounds are running late \(the last one read the leases \d+ s ago\): the process is starved of CPU or its event loop is blocked, and no instance is known to run it\. Once a round runs, it shows which instance runs it, or this one takes it$/;
+const FAILED =
+  /^the leases could not be read for \d+ s \(is Redis reachable\?\): no instance is known to run it\. Once Redis answers, a round of leases shows which instance runs it, or this one takes it$/;
+
 let sandbox: Sandbox;
 let prefix: string;
 let direct: Redis;
@@ -49,8 +57,8 @@ afterEach(async () => {
   await dropPrefix(prefix);
 });
 
-/** Instance "here" running b0 through the proxy, with leases of `ttlMs`. */
-async function instance(ttlMs: number) {
+/** Instance "here" running b0 through the proxy, with leases of `ttlMs`, its lease clock `now`. */
+async function instance(ttlMs: number, now?: () => number) {
   const store = await RedisStore.open({ url: proxy.url, prefix, commandTimeoutMs: 200 });
   const coordinator = new LeaseCoordinator({
     store,
@@ -59,6 +67,7 @@ async function instance(ttlMs: number) {
     handoverDeadlineMs: 500,
     log: pino({ level: "silent" }),
     instanceId: "here",
+    ...(now && { now }),
   });
   const d = await startInProcessDaemon(
     sandbox,
@@ -104,5 +113,37 @@ describe.skipIf(!reachable)("a bot whose lease another instance holds", () => {
     };
     await expect.poll(state, { timeout: 10_000, interval: 20 }).toBe("standby");
     expect(bot).toMatchObject({ state: "standby", leaseHolder: "elsewhere" });
+  });
+
+  it("says this instance's rounds run late when they do, not that Redis is out of reach", async () => {
+    await takeLease();
+    let offset = 0;
+    // Rounds every 10 s: none runs while the test reads the status.
+    const here = await instance(30_000, () => performance.now() + offset);
+    expect(await here.status()).toMatchObject({ state: "standby", leaseHolder: "elsewhere" });
+    // The event loop held up for 40 s (as the clock sees it): no round ran, none failed.
+    offset = 40_000;
+    const bot = await here.status();
+    expect(bot).toMatchObject({ state: "standby", reason: expect.stringMatching(LATE) });
+    expect(bot?.leaseHolder).toBeUndefined();
+    expect(await here.dialogs()).toEqual([
+      { bot: "b0", dialogs: [], elsewhere: true, leasesUnread: true, leasesLate: true },
+    ]);
+  });
+
+  it("says the leases could not be read when Redis refuses, late rounds or not", async () => {
+    await takeLease();
+    let offset = 0;
+    const here = await instance(1_000, () => performance.now() + offset);
+    expect(await here.status()).toMatchObject({ state: "standby", leaseHolder: "elsewhere" });
+    // Its port closed: the next round's read fails, and so do the ones after it.
+    await proxy.close();
+    await expect
+      .poll(async () => (await here.status())?.reason, { timeout: 10_000, interval: 50 })
+      .toMatch(FAILED);
+    // A round overdue besides (the process held up): a read failed, and that is what is said.
+    offset = 40_000;
+    expect((await here.status())?.reason).toMatch(FAILED);
+    expect(await here.dialogs()).toEqual([{ bot: "b0", dialogs: [], elsewhere: true, leasesUnread: true }]);
   });
 });
