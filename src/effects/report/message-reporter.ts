@@ -53,7 +53,8 @@ export interface ReportingRun {
 type Claim = {
   type: string;
   at: number;
-  state: "sending" | "reported" | "failed" | "gone";
+  /** `lost`: its answer was lost on the way (a gateway's 502 or 504, a timeout): counted as made. */
+  state: "sending" | "reported" | "lost" | "failed" | "gone";
   /** The event whose run made the claim (none from a context outside an event's run). */
   by?: string;
   code?: string;
@@ -135,7 +136,8 @@ export class MessageReporter {
   /**
    * The answer to a report of a message claimed already: `gone` when the server said the message
    * is no more; `reported` to a run again of `event` whose earlier run claimed it and got no error
-   * (made, or its answer lost with the process, which counts as made); else `duplicate`.
+   * but a lost answer (made, or its answer lost with the process or on the way, which counts as
+   * made); else `duplicate`.
    */
   async #claimed(key: string, event: string | undefined): Promise<ReportResult> {
     const claim = (await this.o.store.get(key)) as Partial<Claim> | undefined;
@@ -167,6 +169,7 @@ export class MessageReporter {
       return { reported: false, reason: "gone" };
     }
     if (serverDidNotAct(err)) await this.o.store.delete(key);
+    else if (answerLost(err)) await this.o.store.set(key, { ...claim, state: "lost" });
     else {
       const code = err instanceof BothostError ? err.code : "UNKNOWN";
       await this.o.store.set(key, { ...claim, state: "failed", code });
@@ -190,6 +193,12 @@ function isGoneError(err: unknown): boolean {
  * report (a report cannot be read back, and the server posts a second one for a second request).
  */
 const GATEWAY_LOST_ANSWER = new Set([502, 504]);
+
+/** Failures after which the server may well have made the report: counted as made. */
+function answerLost(err: unknown): boolean {
+  if (err instanceof ApiError || err instanceof BadResponseError) return GATEWAY_LOST_ANSWER.has(err.status);
+  return err instanceof NetworkError && err.requestSent;
+}
 
 /** Failures after which the report certainly (or, for the server's 5xx, almost certainly) was not made. */
 function serverDidNotAct(err: unknown): boolean {
