@@ -10,6 +10,7 @@ import { isApiError } from "../api/errors.ts";
 import { type Refusal, serverRefusal } from "../api/refusals.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { NoRetry } from "../errors/no-retry.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 
 export type { Refusal };
 
@@ -66,12 +67,29 @@ export function describeRefusal(refusal: Refusal): string {
 
 /**
  * What a dead letter keeps of `err`, a refusal: its name and stack, and its message followed by
- * what was refused and that it was not retried (`bothost failed show` reads it there).
+ * what was refused and that it was not retried (`bothost failed show` reads it there). A refusal
+ * before sending is the bot's own mistake: its stack is only the place in the bot's code.
  */
 export function refusedError(err: unknown, refusal: Refusal): Error {
   const original = err instanceof Error ? err : undefined;
   const kept = new Error(`${original?.message ?? refusal.reason} [${describeRefusal(refusal)}: not retried]`);
   kept.name = original?.name ?? "Error";
-  if (original?.stack !== undefined) kept.stack = original.stack;
+  if (original?.stack !== undefined) kept.stack = ownMistake(original)?.stack ?? original.stack;
   return kept;
+}
+
+/**
+ * `err` as said of a handler's mistake in calling a helper (a refusal before sending: a bad
+ * argument), with the place in the bot's code for its stack, not bothost's frames; undefined for
+ * any other error, whose stack is said whole.
+ */
+export function ownMistake(err: unknown): Error | undefined {
+  if (!(err instanceof BothostError)) return undefined;
+  const refusal = refusalOf(err);
+  if (refusal === undefined || refusal.status !== undefined) return undefined;
+  const shown = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err);
+  shown.message = err.message;
+  const at = whereThrown(err);
+  shown.stack = `${err.name}: ${err.message}${at === undefined ? "" : `\n    at ${at}`}`;
+  return shown;
 }

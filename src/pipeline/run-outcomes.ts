@@ -8,6 +8,7 @@ import type { BotContext } from "./context.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
+import { ownMistake } from "./handler-failures-refusals.ts";
 import type { DispatchStats } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 import { runLog } from "./run-log.ts";
@@ -55,5 +56,6 @@ export function runFailed(
     runLog(ctx)[o.failures.cutLevel]({ code: err.code }, "handler cut short by the shutdown's deadline");
   // The store failed the run (a read or write; a lost lease's at debug): not the bot's fault; said once.
   else if (outage) runLog(ctx)[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
-  else runLog(ctx).error({ err }, "handler failed");
+  // A helper called wrongly: the error and the place in the bot's code, not bothost's frames.
+  else runLog(ctx).error({ err: ownMistake(err) ?? err }, "handler failed");
 }

@@ -91,9 +91,12 @@ export class MessageReporter {
     options: { reportTypes: ServerInfo["reportTypes"]; signal?: AbortSignal; run?: ReportingRun },
   ): Promise<ReportResult> {
     if (!Number.isInteger(messageId) || messageId <= 0) {
-      throw new BothostError(
-        "INVALID_ARGUMENT",
-        `ctx.report(): messageId must be a positive integer message id, got ${String(messageId)}.`,
+      throw Object.assign(
+        new BothostError(
+          "INVALID_ARGUMENT",
+          `ctx.report(): messageId must be a positive integer message id, got ${String(messageId)}.`,
+        ),
+        { field: "messageId" },
       );
     }
     const params = validateReport({ type, description }, options.reportTypes);
