@@ -23,7 +23,8 @@ export const reportRoutes = [
       const description = params.str("description") ?? "";
       if ([...description].length > 1000)
         throw badRequest("description is too long (limit: 1000 characters)");
-      if (type === "other" && description.trim() === "") throw badRequest("An explanation is required.");
+      // The server compares the description with "" as given: spaces alone are an explanation.
+      if (type === "other" && description === "") throw badRequest("An explanation is required.");
       if (core.data.realm.moderation_request_channel_id === null) {
         throw badRequest("Message reporting is not enabled in this organization.");
       }
