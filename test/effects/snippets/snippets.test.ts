@@ -219,7 +219,10 @@ describe("ctx.snippets", () => {
   it("without bot.track the queue does not pay for snippet events, and the cache says how to enable them", async () => {
     const plain = definition((bot) => bot.on("message", () => {}));
     running = world.stopAfter(await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }));
-    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["message", "restart"]);
+    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual([
+      "message",
+      "restart",
+    ]);
     const ctx = running.context();
     await ctx.snippets.ensure("Welcome", "Hi");
     await ctx.snippets.get("Welcome");
@@ -269,6 +272,22 @@ describe("a snippet deleted elsewhere while the untracked cache still holds it",
     expect(await ctx.snippets.list()).toEqual([
       expect.objectContaining({ title: "Welcome", content: "Hello" }),
     ]);
+  });
+
+  it("an ensure of the same content is answered from the cache until the minute is over, then creates it", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-30T09:00:00Z"));
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }, { clock }),
+    );
+    const ctx = running.context();
+    await ctx.snippets.ensure("Welcome", "Hi");
+    await deleteElsewhere("Welcome");
+    const mark = world.sandbox.control.requests.length;
+    expect((await ctx.snippets.ensure("Welcome", "Hi")).action).toBe("unchanged");
+    expect(requestsSince(world.sandbox, mark)).toEqual([]);
+    await clock.tick(61_000);
+    expect((await ctx.snippets.ensure("Welcome", "Hi")).action).toBe("created");
+    expect(writes(mark)).toEqual(["POST /saved_snippets"]);
   });
 
   it("update fails with SNIPPET_NOT_FOUND naming the snippet, and the next read reloads", async () => {
