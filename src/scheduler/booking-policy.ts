@@ -54,10 +54,14 @@ export class ReconcileTimers {
     this.#fire = fire;
   }
 
-  /** Something failed: fire after 1 minute, then 2, 4… up to 30 (one pending retry at a time). */
-  retry(): void {
+  /**
+   * Something failed: fire after 1 minute, then 2, 4… up to 30 (one pending retry at a time).
+   * `slow`: only the config's mistakes failed (booking-mistakes.ts), which no early retry mends:
+   * fire after 30 minutes.
+   */
+  retry(slow = false): void {
     if (this.#stopped || this.#retry) return;
-    const delay = this.#retryDelay;
+    const delay = slow ? RETRY_MAX_MS : this.#retryDelay;
     this.#retryDelay = Math.min(delay * 2, RETRY_MAX_MS);
     this.#retry = this.#clock.setTimeout(() => {
       this.#retry = undefined;

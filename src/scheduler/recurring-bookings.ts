@@ -15,6 +15,7 @@ import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import { applyEdits, type BookingEdits } from "./booking-edits.ts";
+import { BookingMistakes } from "./booking-mistakes.ts";
 import { DROPPED, decideFailed, ReconcileTimers } from "./booking-policy.ts";
 import { BookingRecords } from "./booking-records.ts";
 import {
@@ -60,6 +61,7 @@ export class RecurringBookings {
   readonly #records: BookingRecords;
   readonly #edits: BookingEdits;
   readonly #notes = new FailureNotes();
+  readonly #mistakes = new BookingMistakes();
   #chain: Promise<void> = Promise.resolve();
   #started = false;
   #stopped = false;
@@ -156,8 +158,9 @@ export class RecurringBookings {
         await step();
       } catch (err) {
         this.#o.stats.bookingErrors++;
-        this.#o.log.error({ err }, "scheduler step failed; retrying");
-        this.#timers.retry();
+        const mistake = this.#mistakes.said(this.#o.log, undefined, err);
+        if (!mistake) this.#o.log.error({ err }, "scheduler step failed; retrying");
+        this.#timers.retry(mistake);
       }
     });
     return this.#chain;
@@ -175,19 +178,24 @@ export class RecurringBookings {
       this.#o.log.info({ announcement: id }, "announcement no longer declared; its booking was cancelled");
     }
     let failures = 0;
+    let mistakes = 0;
     for (const a of this.#announcements.values()) {
       try {
         await this.#reconcileOne(a, list, claimed);
+        this.#mistakes.cleared(a.id);
       } catch (err) {
         failures++;
         this.#o.stats.bookingErrors++;
-        this.#o.log.error(
-          { err, announcement: a.id },
-          `announcement "${a.id}" could not be booked; retrying`,
-        );
+        if (this.#mistakes.said(this.#o.log, a.id, err)) mistakes++;
+        else
+          this.#o.log.error(
+            { err, announcement: a.id },
+            `announcement "${a.id}" could not be booked; retrying`,
+          );
       }
     }
-    if (failures > 0) this.#timers.retry();
+    if (mistakes === 0) this.#mistakes.clear();
+    if (failures > 0) this.#timers.retry(mistakes === failures);
     else this.#timers.succeeded();
     this.#armCheck();
   }

@@ -180,9 +180,13 @@ it("an announcement longer than the server allows is refused, not booked cut sho
   await expect.poll(pending, { timeout: 15_000 }).toEqual(others);
   sendRound(0);
   await expect.poll(posted, { timeout: 15_000 }).toEqual([ROUND[0], RULES]);
-  expect(second.logs().find((l) => l.announcement === "lunch")).toMatchObject({
-    level: 50,
-    msg: 'announcement "lunch" could not be booked; retrying',
-    err: { message: expect.stringContaining("10050 characters; the server allows 10000") },
+  // A mistake of the config: said at warn, without a stack.
+  const said = second.logs().find((l) => l.announcement === "lunch" && l.code === "SCHEDULE_INVALID");
+  expect(said).toMatchObject({
+    level: 40,
+    msg: expect.stringMatching(
+      /^announcement "lunch" cannot be booked: .*10050 characters; the server allows 10000/,
+    ),
   });
+  expect(said).not.toHaveProperty("err");
 });

@@ -80,19 +80,30 @@ describe("the announcements bot", () => {
       ]);
   });
 
-  it("a missing snippet is logged with its title and retried; the other announcements are booked", async () => {
+  it("a missing snippet is the config's mistake: one warning naming the announcement and the title, no stack, tried again every 30 minutes; the others are booked", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     const runtime = await world.start(definition, settings([standup, rules]));
     expect(world.pending().map((s) => s.topic)).toEqual(["standup"]);
     expect(runtime.scheduler.stats.bookingErrors).toBe(1);
-    const logged = world.logs.find((l) => l.msg === 'announcement "rules" could not be booked; retrying') as {
-      err: { code: string; message: string };
-    };
-    expect(logged.err).toMatchObject({
-      code: "SNIPPET_NOT_FOUND",
-      message:
-        'announcement "rules": the bot has no saved snippet titled "House rules"; create it as the bot\'s account or fix the title.',
-    });
+    const SAID =
+      'announcement "rules" cannot be booked: the bot has no saved snippet titled "House rules"; create it as the bot\'s account or fix the title. Tried again every 30 minutes, and at each start.';
+    const said = () => world.logs.filter((l) => l.msg === SAID && l.level === 40);
+    expect(said()).toEqual([
+      expect.objectContaining({ level: 40, announcement: "rules", code: "SNIPPET_NOT_FOUND" }),
+    ]);
+    expect(said()[0]).not.toHaveProperty("err");
+    expect(world.logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    // No retry within the half hour; the one after it fails the same way, said at debug only.
+    await world.advanceTo("2026-03-02T07:29:00Z");
+    expect(runtime.scheduler.stats.bookingErrors).toBe(1);
+    await world.advanceTo("2026-03-02T07:31:00Z");
+    await expect.poll(() => runtime.scheduler.stats.bookingErrors).toBe(2);
+    expect(said()).toHaveLength(1);
+    expect(world.logs.filter((l) => l.msg === SAID)).toHaveLength(2);
+    // The snippet made: the next check books it.
+    await world.botClient().savedSnippets.create({ title: "House rules", content: "Be kind." });
+    await world.advanceTo("2026-03-02T08:02:00Z");
+    await expect.poll(() => world.pending().map((s) => s.topic)).toContain("house rules");
   });
 
   it.each([

@@ -52,13 +52,16 @@ describe("an announcement whose channel is renamed while the bot runs", () => {
     // The booking made before the rename goes out (the server keeps it by the channel's id); the
     // next one is not made: the name names no channel any more.
     await world.advanceTo("2026-03-03T09:01:00Z");
+    // A mistake of the config now: said at warn, its reason without a stack.
     const failed = () =>
       world.logs.filter((l) =>
-        String((l.err as { message?: string } | undefined)?.message).includes(
+        String(l.reason).includes(
           'announcement "standup": "to" names no channel this bot can see: "general". The channel was renamed "lobby" on the server: name it so, or by its id,',
         ),
       );
     await expect.poll(() => failed().length).toBeGreaterThan(0);
+    expect(failed()[0]).toMatchObject({ level: 40, code: "SCHEDULE_INVALID" });
+    expect(failed()[0]).not.toHaveProperty("err");
     expect(world.pending()).toEqual([]);
     expect(world.sent().map((m) => m.stream_id)).toEqual([id, id]);
   });
