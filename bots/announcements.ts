@@ -32,8 +32,8 @@
  * `client.savedSnippets.create` as the bot). Changing an announcement's cron, time zone, channel
  * or topic replaces its booking at the next start; removing it cancels its booking.
  * Check the times with `bothost schedule preview`, or ask the bot: `next` (in a direct message
- * or mentioning it) lists each announcement's next occurrences; `next 3 standup` the next three
- * of one.
+ * or mentioning it) lists each announcement's next occurrences; `next standup` the next one of
+ * one, `next 3 standup` its next three.
  */
 import {
   BothostError,
@@ -126,14 +126,21 @@ export default defineBot({
       "next",
       {
         description: "when each announcement goes out next",
+        // A first word that is no number is the id (`next standup`): taken as a string and read here,
+        // as a number schema would refuse it before the handler runs.
         args: {
-          count: z.number().int().min(1).max(10).default(1).describe("how many occurrences, 1-10"),
+          count: z
+            .string()
+            .optional()
+            .describe("how many occurrences, 1-10 (default 1); a word that is no number is the id"),
           id: z.string().optional().describe("one announcement's id"),
         },
-        examples: ["next", "next 3 standup"],
+        examples: ["next", "next standup", "next 3 standup"],
       },
       (ctx) => {
-        const { count, id } = ctx.args;
+        const read = countAndId(ctx.args.count, ctx.args.id);
+        if (typeof read === "string") return ctx.reply(read);
+        const { count, id } = read;
         const chosen = settings.announcements.filter((a) => id === undefined || a.id === id);
         if (chosen.length === 0) {
           const ids = settings.announcements.map((a) => `\`${a.id}\``).join(", ");
@@ -178,6 +185,28 @@ export default defineBot({
     }
   },
 });
+
+const NEXT_USAGE = "Usage: `next [count] [id]` or `next [id]`, e.g. `next 3 standup`, `next standup`.";
+
+/**
+ * `next`'s words as a count and an id: `next 3 standup`, `next standup`, `next 3`; what is wrong
+ * in words when the count is no whole number from 1 to 10 or two ids are given.
+ */
+function countAndId(
+  first: string | undefined,
+  second: string | undefined,
+): { count: number; id?: string } | string {
+  if (first === undefined) return { count: 1 };
+  if (!/^[+-]?\d+(\.\d*)?$/.test(first)) {
+    if (second !== undefined)
+      return `\`next\`: give one announcement's id, after the count if any; got "${first}" and "${second}".\n${NEXT_USAGE}`;
+    return { count: 1, id: first };
+  }
+  const count = Number(first);
+  if (!Number.isInteger(count) || count < 1 || count > 10)
+    return `\`next\`: <count> must be a whole number from 1 to 10, got "${first}".\n${NEXT_USAGE}`;
+  return second === undefined ? { count } : { count, id: second };
+}
 
 /** The placeholders a topic may use (bot.recurring's), each at its longest. */
 const TOPIC_PLACEHOLDERS = ["date", "weekday", "time"];

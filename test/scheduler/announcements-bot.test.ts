@@ -68,6 +68,25 @@ describe("the announcements bot", () => {
       ]);
   });
 
+  it("next takes a first word that is no number as the id: `next standup`; a count out of range is refused with the usage", async () => {
+    world = await createWorld("2026-03-06T12:00:00Z"); // a Friday
+    await world.start(definition, settings([standup, { ...standup, id: "retro", cron: "0 16 * * FRI" }]));
+    const ask = async (content: string, replies: number) => {
+      world.sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+      await expect.poll(() => world.sent()).toHaveLength(replies);
+      return world.sent().at(-1)!.content;
+    };
+    expect(await ask("next standup", 1)).toBe(
+      "* `standup` → #**general>standup**: Mon, 9 Mar 2026, 09:00 Europe/Berlin",
+    );
+    expect(await ask("next 11 standup", 2)).toBe(
+      '`next`: <count> must be a whole number from 1 to 10, got "11".\nUsage: `next [count] [id]` or `next [id]`, e.g. `next 3 standup`, `next standup`.',
+    );
+    expect(await ask("next standup retro", 3)).toContain(
+      '`next`: give one announcement\'s id, after the count if any; got "standup" and "retro".',
+    );
+  });
+
   it("next names each occurrence's own topic when the topic is dated", async () => {
     world = await createWorld("2026-03-06T12:00:00Z"); // a Friday
     await world.start(definition, settings([{ ...standup, topic: "standup {{weekday}} {{date}}" }]));
