@@ -10,6 +10,7 @@ import {
   type CommandContext,
   type GroupPermissionError,
   groupSetting,
+  userSetting,
 } from "bothost";
 import { z } from "zod";
 
@@ -26,8 +27,11 @@ export const TeamSettings = z.object({
     .default([]),
   /** The question; the teams' names follow it. */
   team_question: z.string().trim().min(1).max(1000).default("Which team do you join?"),
-  /** Emails of who hears when the bot may not add a member; default the administrators and owners. */
-  notify: z.array(z.email()).min(1).optional(),
+  /**
+   * Emails of who hears when the bot may not add a member; default the administrators and owners.
+   * User settings: `bothost check` and each start name an address that names nobody.
+   */
+  notify: z.array(userSetting(z.email())).min(1).optional(),
 });
 type Settings = z.infer<typeof TeamSettings>;
 type Team = Settings["teams"][number];

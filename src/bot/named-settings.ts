@@ -1,16 +1,17 @@
 /**
  * Settings that name something on the server: a channel (`channelSetting()`) or a user group
- * (`groupSetting()`), by name or id. `bothost check` looks each one a bot's settings give up on
- * the server and reports one the bot cannot see, located in the config; `bothost run` warns of
- * them as the bot starts. A misspelt channel would otherwise fail every send there, or exempt
- * nothing from a rule, and a misspelt group would ask nobody, unnoticed until it mattered.
+ * (`groupSetting()`), by name or id, or a user (`userSetting()`), by email or id. `bothost check`
+ * looks each one a bot's settings give up on the server and reports one the bot cannot see,
+ * located in the config; `bothost run` warns of them as the bot starts. A misspelt channel would
+ * otherwise fail every send there, or exempt nothing from a rule, a misspelt group would ask
+ * nobody, and a misspelt address would tell nobody, unnoticed until it mattered.
  */
 import { z } from "zod";
 import type { ConfigPath } from "../config/config-problem.ts";
 import { walkSchema } from "../errors/schema-walk.ts";
 
 /** What a named setting names on the server. */
-export type NamedKind = "channel" | "group";
+export type NamedKind = "channel" | "group" | "user";
 
 /** Marks the definition of a named setting's schema with its kind: kept by zod's clones (`.describe()`; `.optional()` wraps it). */
 const NAMES = Symbol.for("bothost.named-setting");
@@ -53,7 +54,22 @@ export function groupSetting(schema?: z.ZodType): z.ZodType {
   return marked("group", schema);
 }
 
-/** A channel or group a bot's settings name, and where (`bots.<name>.settings…`). */
+/**
+ * A setting naming a user: their email (real, or the `user{id}@…` one the server shows when
+ * emails are hidden; trimmed, not empty) or their id; or, given `schema`, that schema, marked as one.
+ *
+ * @example
+ * ```ts
+ * settings: z.object({ notify: z.array(userSetting(z.email())).optional() })
+ * ```
+ */
+export function userSetting(): NameOrId;
+export function userSetting<S extends z.ZodType<string | number>>(schema: S): S;
+export function userSetting(schema?: z.ZodType): z.ZodType {
+  return marked("user", schema);
+}
+
+/** A channel, group or user a bot's settings name, and where (`bots.<name>.settings…`). */
 export interface NamedEntry {
   kind: NamedKind;
   path: ConfigPath;
@@ -62,8 +78,8 @@ export interface NamedEntry {
 
 /**
  * The named settings in `value` (a bot's settings, parsed by `schema`), at `at` and below: each
- * field, list item or record value whose schema is a {@link channelSetting} or a
- * {@link groupSetting}, wherever it sits (see `walkSchema`).
+ * field, list item or record value whose schema is a {@link channelSetting}, a
+ * {@link groupSetting} or a {@link userSetting}, wherever it sits (see `walkSchema`).
  */
 export function namedIn(schema: unknown, value: unknown, at: ConfigPath): NamedEntry[] {
   const found: NamedEntry[] = [];

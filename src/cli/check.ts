@@ -117,7 +117,7 @@ async function setupProblems(
 /**
  * Who the server says the bot is (GET /users/me) and what the server is (GET /server_settings), with
  * the reason in words when either fails; then, for a bot the server knows, whether each of
- * `named` (its channel and group settings) names one it can see (GET /streams, GET /user_groups).
+ * `named` (its channel, group and user settings) names one it can see (GET /streams, GET /user_groups, GET /users).
  * Nothing changes on the server.
  */
 async function checkOne(
@@ -196,7 +196,7 @@ async function namedProblems(
     if (unseen.length === 0) return undefined;
     return formatProblems(unseen.map((e) => source.problem(e.path, unseenProblem(e))));
   } catch (err) {
-    return `could not read the channels and groups to check the ones its settings name: ${describe(err)}`;
+    return `could not read the channels, groups and users to check the ones its settings name: ${describe(err)}`;
   }
 }
 
@@ -238,8 +238,8 @@ function notReady(failing: readonly BotCheck[], of: number): string {
   const cannot = failing.length - names;
   const naming =
     names === 1
-      ? "has settings naming a channel or group it cannot see"
-      : "have settings naming a channel or group they cannot see";
+      ? "has settings naming a channel, group or user it cannot see"
+      : "have settings naming a channel, group or user they cannot see";
   if (names === 0) return `${cannot} of ${of} bots cannot run`;
   if (cannot === 0) return `${names} of ${of} bots ${naming}`;
   return `${cannot} of ${of} bots cannot run, and ${names} ${naming}`;

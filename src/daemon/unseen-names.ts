@@ -1,8 +1,9 @@
 /**
  * The named settings (bot/named-settings.ts) that name nothing the bot can see on the server: a
  * channel among those GET /streams lists (the public ones and those the bot is subscribed to), a
- * user group among those GET /user_groups lists (deactivated ones left out); by id, or by name
- * without case, as the bot's helpers find them. One read of each list a bot's settings need.
+ * user group among those GET /user_groups lists (deactivated ones left out), a user among those
+ * GET /users lists (by their shown or real email, as `ctx.users.get` finds them); by id, or by
+ * name without case, as the bot's helpers find them. One read of each list a bot's settings need.
  * `bothost check` reports them located; a bot's start warns of them.
  */
 import type { Logger } from "pino";
@@ -23,6 +24,11 @@ type Seen = { ids: Set<string>; names: string[] };
 async function seen(client: Client, kind: NamedEntry["kind"], signal?: AbortSignal): Promise<Seen> {
   // A warning at a start, no person waiting on it: the budget's background lane.
   const options = { lane: "background" as const, ...(signal ? { signal } : {}) };
+  if (kind === "user") {
+    const { members } = await client.users.list({}, options);
+    const emails = members.flatMap((u) => [u.email, ...(u.delivery_email ? [u.delivery_email] : [])]);
+    return { ids: new Set(members.map((u) => String(u.user_id))), names: emails };
+  }
   const listed =
     kind === "channel"
       ? (await client.channels.list({}, options)).streams.map((s) => ({ id: s.stream_id, name: s.name }))
@@ -49,10 +55,11 @@ export async function unseenNames(
   return unseen;
 }
 
-const NOUN = { channel: "channel", group: "user group" } as const;
+const NOUN = { channel: "channel", group: "user group", user: "user" } as const;
 const ADVICE = {
   channel: "check the spelling (or give the channel's id), and subscribe the bot to a private channel",
   group: "check the spelling (or give the group's id)",
+  user: "check the address (or give the user's id); where emails are hidden, give the one the server shows",
 } as const;
 
 /** `entry`'s value as a message names it, with the name likely meant. */
@@ -79,10 +86,10 @@ export async function warnUnseenNames(
   const unseen = await unseenNames(client, entries, signal).catch((err: unknown) => {
     if (signal.aborted) return [];
     const reason = err instanceof Error ? err.message : String(err);
-    log.warn({ reason }, "could not read the channels and groups to check the ones the settings name");
+    log.warn({ reason }, "could not read the channels, groups and users to check the ones the settings name");
     return [];
   });
-  for (const kind of ["channel", "group"] as const) {
+  for (const kind of ["channel", "group", "user"] as const) {
     const of = unseen.filter((e) => e.kind === kind);
     if (of.length === 0) continue;
     const list = of.map((e) => `${formatPath(e.path)}: ${named(e)}`).join(", ");
@@ -137,7 +144,7 @@ export async function unseenAfterReload(
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       lines.push(
-        `bots.${name}: could not read the channels and groups to check the ones its settings name: ${reason}`,
+        `bots.${name}: could not read the channels, groups and users to check the ones its settings name: ${reason}`,
       );
     }
   }

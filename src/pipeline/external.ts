@@ -9,10 +9,10 @@
  */
 
 import type { EffectRun } from "../effects/effect-records.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { JsonValue } from "../state/state-store.ts";
-import { failpoint } from "../effects/failpoints.ts";
 
 export type External = <T extends JsonValue>(name: string, fn: () => Promise<T> | T) => Promise<T>;
 

@@ -5,11 +5,11 @@
  * topics back (recorded at once, the channel messages that may answer them held until it is).
  */
 import type { Logger } from "pino";
+import { failpoint } from "../../effects/failpoints.ts";
 import type { EventMap } from "../../wire/events.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { channelKey } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
-import { failpoint } from "../../effects/failpoints.ts";
 import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { askedAmong, type Move, moveOf, placeOf } from "./dialog-moves.ts";

@@ -5,13 +5,13 @@
  * the record (turn.ts), which hands the recorded answers back until the code asks past them.
  */
 import type { EffectRecord } from "../../effects/effect-records.ts";
+import { failpoint } from "../../effects/failpoints.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
 import type { Sender, SendTo, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
-import { failpoint } from "../../effects/failpoints.ts";
 import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
 import { checkWhere, placeOf } from "./ask-where.ts";
 import type { Escaping } from "./dialog-head.ts";

@@ -186,6 +186,19 @@ describe("the welcome bot's team question", () => {
     expect(running.logged("notify[0]: it-dsk@sandbox.example")).toHaveLength(1);
   });
 
+  it("a `notify` email that names nobody is said as the bot starts, by its setting", async () => {
+    const running = await start({ notify: [LEAD, "it-dsk@sandbox.example"] });
+    await expect
+      .poll(() => running.logged("names no user the bot can see"))
+      .toEqual([
+        expect.objectContaining({
+          level: 40,
+          settings: ["bots.welcome.settings.notify[1]"],
+          msg: 'bots.welcome.settings.notify[1]: "it-dsk@sandbox.example" names no user the bot can see: check the address (or give the user\'s id); where emails are hidden, give the one the server shows.',
+        }),
+      ]);
+  });
+
   it("takes the answer after a restart: the question waits in the bot's state", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
     try {
