@@ -42,6 +42,7 @@ import {
   nextOccurrences,
   parseTemplate,
   renderTemplate,
+  snippetSetting,
   validateSchedule,
 } from "bothost";
 import { z } from "zod";
@@ -64,7 +65,8 @@ const Announcement = z
       .string()
       .refine((s) => s.trim() !== "", "must not be empty")
       .optional(),
-    snippet: z.string().trim().min(1).max(60).optional(),
+    /** Looked up by `bothost check` and at each start, as the bot cannot book without it. */
+    snippet: snippetSetting().optional(),
   })
   // Each check runs when the fields it reads passed theirs, so that one mistake (content: 5)
   // hides no other (a bad cron in the same entry): each is reported at its line.

@@ -22,7 +22,7 @@ export type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from 
 export type { CommandContext } from "./bot/commands/command-spec.ts";
 export { type BotDefinition, defineBot, type EventType } from "./bot/define-bot.ts";
 export { ModuleError } from "./bot/module-error.ts";
-export { channelSetting, groupSetting, userSetting } from "./bot/named-settings.ts";
+export { channelSetting, groupSetting, snippetSetting, userSetting } from "./bot/named-settings.ts";
 export { ConfigError } from "./config/config-error.ts";
 export type { ReloadReport } from "./daemon/reload-plan.ts";
 // ── Running the daemon from code ─────────────────────────────────────────────────────────────

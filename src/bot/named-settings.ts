@@ -1,6 +1,7 @@
 /**
  * Settings that name something on the server: a channel (`channelSetting()`) or a user group
- * (`groupSetting()`), by name or id, or a user (`userSetting()`), by email or id. `bothost check`
+ * (`groupSetting()`), by name or id, a user (`userSetting()`), by email or id, or a saved snippet
+ * of the bot's (`snippetSetting()`), by its exact title. `bothost check`
  * looks each one a bot's settings give up on the server and reports one the bot cannot see,
  * located in the config; `bothost run` warns of them as the bot starts. A misspelt channel would
  * otherwise fail every send there, or exempt nothing from a rule, a misspelt group would ask
@@ -11,7 +12,7 @@ import type { ConfigPath } from "../config/config-problem.ts";
 import { walkSchema } from "../errors/schema-walk.ts";
 
 /** What a named setting names on the server. */
-export type NamedKind = "channel" | "group" | "user";
+export type NamedKind = "channel" | "group" | "user" | "snippet";
 
 /** Marks the definition of a named setting's schema with its kind: kept by zod's clones (`.describe()`; `.optional()` wraps it). */
 const NAMES = Symbol.for("bothost.named-setting");
@@ -69,7 +70,23 @@ export function userSetting(schema?: z.ZodType): z.ZodType {
   return marked("user", schema);
 }
 
-/** A channel, group or user a bot's settings name, and where (`bots.<name>.settings…`). */
+/**
+ * A setting naming a saved snippet of the bot's own account, by its exact title (trimmed, 1-60
+ * characters); or, given `schema`, that schema, marked as one. Mark only a snippet the bot needs:
+ * one it can do without (a greeting with a fallback) is no mistake when missing.
+ *
+ * @example
+ * ```ts
+ * settings: z.object({ snippet: snippetSetting() }) // ctx.snippets.get(settings.snippet)
+ * ```
+ */
+export function snippetSetting(): z.ZodString;
+export function snippetSetting<S extends z.ZodType<string>>(schema: S): S;
+export function snippetSetting(schema?: z.ZodType): z.ZodType {
+  return marked("snippet", schema ?? z.string().trim().min(1).max(60));
+}
+
+/** A channel, group, user or snippet a bot's settings name, and where (`bots.<name>.settings…`). */
 export interface NamedEntry {
   kind: NamedKind;
   path: ConfigPath;
@@ -79,7 +96,7 @@ export interface NamedEntry {
 /**
  * The named settings in `value` (a bot's settings, parsed by `schema`), at `at` and below: each
  * field, list item or record value whose schema is a {@link channelSetting}, a
- * {@link groupSetting} or a {@link userSetting}, wherever it sits (see `walkSchema`).
+ * {@link groupSetting}, a {@link userSetting} or a {@link snippetSetting}, wherever it sits (see `walkSchema`).
  */
 export function namedIn(schema: unknown, value: unknown, at: ConfigPath): NamedEntry[] {
   const found: NamedEntry[] = [];

@@ -196,7 +196,7 @@ async function namedProblems(
     if (unseen.length === 0) return undefined;
     return formatProblems(unseen.map((e) => source.problem(e.path, unseenProblem(e))));
   } catch (err) {
-    return `could not read the channels, groups and users to check the ones its settings name: ${describe(err)}`;
+    return `could not read the channels, groups, users and snippets to check the ones its settings name: ${describe(err)}`;
   }
 }
 
@@ -238,8 +238,8 @@ function notReady(failing: readonly BotCheck[], of: number): string {
   const cannot = failing.length - names;
   const naming =
     names === 1
-      ? "has settings naming a channel, group or user it cannot see"
-      : "have settings naming a channel, group or user they cannot see";
+      ? "has settings naming a channel, group, user or snippet it cannot see"
+      : "have settings naming a channel, group, user or snippet they cannot see";
   if (names === 0) return `${cannot} of ${of} bots cannot run`;
   if (cannot === 0) return `${names} of ${of} bots ${naming}`;
   return `${cannot} of ${of} bots cannot run, and ${names} ${naming}`;

@@ -24,6 +24,10 @@ type Seen = { ids: Set<string>; names: string[] };
 async function seen(client: Client, kind: NamedEntry["kind"], signal?: AbortSignal): Promise<Seen> {
   // A warning at a start, no person waiting on it: the budget's background lane.
   const options = { lane: "background" as const, ...(signal ? { signal } : {}) };
+  if (kind === "snippet") {
+    const { saved_snippets } = await client.savedSnippets.list(options);
+    return { ids: new Set(), names: saved_snippets.map((s) => s.title) };
+  }
   if (kind === "user") {
     const { members } = await client.users.list({}, options);
     const emails = members.flatMap((u) => [u.email, ...(u.delivery_email ? [u.delivery_email] : [])]);
@@ -48,18 +52,22 @@ export async function unseenNames(
   for (const entry of entries) {
     const { ids, names } = lists.get(entry.kind)!;
     const value = String(entry.value);
-    if (ids.has(value) || names.some((n) => n.toLowerCase() === value.toLowerCase())) continue;
+    // A snippet's title is matched exactly, as the bots look it up; the other names without case.
+    const same = (n: string) =>
+      entry.kind === "snippet" ? n === value : n.toLowerCase() === value.toLowerCase();
+    if (ids.has(value) || names.some(same)) continue;
     const meant = typeof entry.value === "string" ? suggest(value, names) : undefined;
     unseen.push(meant === undefined ? entry : { ...entry, meant });
   }
   return unseen;
 }
 
-const NOUN = { channel: "channel", group: "user group", user: "user" } as const;
+const NOUN = { channel: "channel", group: "user group", user: "user", snippet: "saved snippet" } as const;
 const ADVICE = {
   channel: "check the spelling (or give the channel's id), and subscribe the bot to a private channel",
   group: "check the spelling (or give the group's id)",
   user: "check the address (or give the user's id); where emails are hidden, give the one the server shows",
+  snippet: "create it as the bot's account, or fix the title (matched exactly)",
 } as const;
 
 /** `entry`'s value as a message names it, with the name likely meant. */
@@ -86,10 +94,13 @@ export async function warnUnseenNames(
   const unseen = await unseenNames(client, entries, signal).catch((err: unknown) => {
     if (signal.aborted) return [];
     const reason = err instanceof Error ? err.message : String(err);
-    log.warn({ reason }, "could not read the channels, groups and users to check the ones the settings name");
+    log.warn(
+      { reason },
+      "could not read the channels, groups, users and snippets to check the ones the settings name",
+    );
     return [];
   });
-  for (const kind of ["channel", "group", "user"] as const) {
+  for (const kind of ["channel", "group", "user", "snippet"] as const) {
     const of = unseen.filter((e) => e.kind === kind);
     if (of.length === 0) continue;
     const list = of.map((e) => `${formatPath(e.path)}: ${named(e)}`).join(", ");
@@ -144,7 +155,7 @@ export async function unseenAfterReload(
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       lines.push(
-        `bots.${name}: could not read the channels, groups and users to check the ones its settings name: ${reason}`,
+        `bots.${name}: could not read the channels, groups, users and snippets to check the ones its settings name: ${reason}`,
       );
     }
   }

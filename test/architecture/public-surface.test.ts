@@ -1,8 +1,8 @@
 /**
- * The package's main entry stays small and documented: at most 71 names (60 before dialogs, the
+ * The package's main entry stays small and documented: at most 72 names (60 before dialogs, the
  * types a handler's author writes helpers against, a prompt's options and answer, `Where`,
  * `Sender`, `RoleName`, `GroupPermissionError`, a progress's options and handle, and
- * `channelSetting`, `groupSetting` and `userSetting`, which `bothost check` looks up), each with a doc comment where it is declared
+ * `channelSetting`, `groupSetting`, `userSetting` and `snippetSetting`, which `bothost check` looks up), each with a doc comment where it is declared
  * (what an editor shows on hover). Read with the TypeScript compiler.
  */
 import { fileURLToPath } from "node:url";
@@ -34,9 +34,9 @@ function exportsOf(file: string): { name: string; documented: boolean }[] {
 
 const exported = exportsOf(entry);
 
-it("exports at most 71 names", () => {
+it("exports at most 72 names", () => {
   expect(exported.length).toBeGreaterThan(0);
-  expect(exported.length, exported.map((e) => e.name).join(", ")).toBeLessThanOrEqual(71);
+  expect(exported.length, exported.map((e) => e.name).join(", ")).toBeLessThanOrEqual(72);
 });
 
 it("documents every exported name where it is declared", () => {

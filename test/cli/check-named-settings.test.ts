@@ -1,6 +1,7 @@
 /**
  * A bot's settings that name channels (`channelSetting()`), user groups (`groupSetting()`) and
- * users (`userSetting()`, the welcome bot's `notify`):
+ * users (`userSetting()`, the welcome bot's `notify`) and the bot's saved snippets
+ * (`snippetSetting()`, the announcements bot's `snippet`):
  * `bothost check` looks each up on the server and says, located in the config, each one the bot
  * cannot see (with the name likely meant), exit 1; `bothost run` warns of them as the bot starts,
  * and runs it all the same; `bothost reload` prints them for the bots it started. Before, a misspelt channel or group passed `check`, and only the
@@ -33,7 +34,7 @@ beforeAll(async () => {
   await writeFile(
     path.join(project, "bots", "relay.ts"),
     [
-      'import { channelSetting, defineBot, groupSetting, userSetting } from "bothost";',
+      'import { channelSetting, defineBot, groupSetting, snippetSetting, userSetting } from "bothost";',
       'import { z } from "zod";',
       "export default defineBot({",
       "  settings: z.object({",
@@ -41,6 +42,7 @@ beforeAll(async () => {
       "    also: z.array(z.object({ to: channelSetting(z.string()) })).default([]),",
       "    approvers: groupSetting().optional(),",
       "    notify: z.array(userSetting(z.email())).optional(),",
+      "    snippet: snippetSetting().optional(),",
       "  }),",
       "  setup(bot) {",
       '    bot.on("message", (ctx) => ctx.reply("hi"));',
@@ -72,18 +74,20 @@ function at(text: string, needle: string): string {
 const ADVICE =
   "names no channel the bot can see: check the spelling (or give the channel's id), and subscribe the bot to a private channel";
 
-it("names each channel, group or user setting the bot cannot see, located, with the name meant", {
+it("names each channel, group, user or snippet setting the bot cannot see, located, with the name meant", {
   timeout: 30_000,
 }, async () => {
   const fixed = await withRelay(
     "      channel: genral\n      also:\n        - to: General\n        - to: moderation\n        - to: nowhere\n      approvers: release-manager\n" +
       // A user setting, as the welcome bot's `notify`: an address in any case names its user.
-      "      notify: [Owner@Sandbox.example, ownr@sandbox.example]\n",
+      "      notify: [Owner@Sandbox.example, ownr@sandbox.example]\n" +
+      // A snippet setting, as the announcements bot's `snippet`: the bot's account has none.
+      "      snippet: House rules\n",
   );
   const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
   expect(code).toBe(1);
   expect(stdout).toContain(
-    "1 of 2 bots has settings naming a channel, group or user it cannot see; the reasons follow on stderr.",
+    "1 of 2 bots has settings naming a channel, group, user or snippet it cannot see; the reasons follow on stderr.",
   );
   expect(stderr).toBe(
     [
@@ -93,6 +97,7 @@ it("names each channel, group or user setting the bot cannot see, located, with 
       `bothost check: relay: ${at(fixed, "nowhere")} bots.relay.settings.also[2].to: "nowhere" ${ADVICE}`,
       `bothost check: relay: ${at(fixed, "release-manager")} bots.relay.settings.approvers: "release-manager" (did you mean "release-managers"?) names no user group the bot can see: check the spelling (or give the group's id)`,
       `bothost check: relay: ${at(fixed, "ownr@")} bots.relay.settings.notify[1]: "ownr@sandbox.example" (did you mean "owner@sandbox.example"?) names no user the bot can see: check the address (or give the user's id); where emails are hidden, give the one the server shows`,
+      `bothost check: relay: ${at(fixed, "House rules")} bots.relay.settings.snippet: "House rules" names no saved snippet the bot can see: create it as the bot's account, or fix the title (matched exactly)`,
       "",
     ].join("\n"),
   );
@@ -172,10 +177,10 @@ it("the summary tells bots that cannot run from bots whose settings name what th
   const refused = bot("echo", { problem: "p", authFailed: true });
   const fine = bot("hello", {});
   expect(summary([named, fine])).toBe(
-    "1 of 2 bots has settings naming a channel, group or user it cannot see; the reasons follow on stderr.",
+    "1 of 2 bots has settings naming a channel, group, user or snippet it cannot see; the reasons follow on stderr.",
   );
   expect(summary([refused, fine])).toBe("1 of 2 bots cannot run; the reasons follow on stderr.");
   expect(summary([refused, named, { ...named, name: "two" }])).toBe(
-    "1 of 3 bots cannot run, and 2 have settings naming a channel, group or user they cannot see; the reasons follow on stderr.",
+    "1 of 3 bots cannot run, and 2 have settings naming a channel, group, user or snippet they cannot see; the reasons follow on stderr.",
   );
 });

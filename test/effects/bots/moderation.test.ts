@@ -391,7 +391,9 @@ describe("moderation's channels checked at start", () => {
     );
     await expect
       .poll(() =>
-        running!.logged("could not read the channels, groups and users to check the ones the settings name"),
+        running!.logged(
+          "could not read the channels, groups, users and snippets to check the ones the settings name",
+        ),
       )
       .toHaveLength(1);
     expect(running!.logged("onStart handler failed")).toEqual([]);
