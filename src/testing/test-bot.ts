@@ -106,7 +106,8 @@ export interface TestBot {
    * (then `failed` says why, and the progress ended as failed): what a `ctx.progress` answering it
    * shows: the bot's messages after it in its conversation, their final text, and the edits made
    * to them. `movedNote`: the progress's `movedNote` option, if set. For a progress a press on a
-   * question's button began, `asked` is that question: the press taken, its run over.
+   * question's button began, `asked` is the message pressed (the question, or the refusal that asked
+   * it again): the press taken, its run over.
    */
   progress(asked: number, options?: { timeoutMs?: number; movedNote?: string }): Promise<ProgressView>;
   /**

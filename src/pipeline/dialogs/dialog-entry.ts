@@ -139,9 +139,9 @@ async function untilNone(
 }
 
 /**
- * Resolves true once no dialog among `entries()` waits at its question `id` (the bot's message):
- * the answer taken (a press on its button has no message of its own, so it is recorded under the
- * question), or its deadline, or an end; then as {@link whenAnswerRun}. A run under way that may be
+ * Resolves true once no dialog among `entries()` waits at its question `id` (the bot's message, or
+ * the refusal that asked it again): the answer taken (a press on its button has no message of its
+ * own, so it is recorded under the message pressed), or its deadline, or an end; then as {@link whenAnswerRun}. A run under way that may be
  * asking it (its dialog's last question before `id`, or a new dialog's), its log not kept yet, is
  * waited for first. False if `signal` aborts first.
  */
@@ -151,10 +151,10 @@ export async function whenQuestionRun(
   signal: AbortSignal,
 ): Promise<boolean> {
   const atQuestion = (entry: DialogEntry) => {
-    const { asked, answered } = entry.head;
+    const { asked, btn, answered } = entry.head;
     if (answered.includes(id)) return false;
     const asking = entry.asking || (entry.running && (asked ?? 0) < id);
-    return asking || (asked === id && entry.waiting);
+    return asking || ((asked === id || btn === id) && entry.waiting);
   };
   return (await untilNone(entries, atQuestion, nextSettle, signal)) && whenAnswerRun(entries, id, signal);
 }

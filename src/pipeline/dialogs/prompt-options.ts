@@ -121,7 +121,7 @@ export interface PromptAnswer<T = string> {
   text: string;
   /** The schema's result (with no schema, the text). */
   value: T;
-  /** The answer's message: its id and the server's timestamp (epoch seconds). */
+  /** The answer's message: its id and the server's timestamp (epoch seconds); for a press on a button, the message pressed and when the bot took it. */
   message: { id: number; timestamp: number };
   /** Who answered: the dialog's person, or one of `from`. */
   by: { id: number; name?: string };

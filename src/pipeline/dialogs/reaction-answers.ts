@@ -90,7 +90,8 @@ export class ReactionAnswers {
   /** Record `value`, chosen by `incoming`'s reaction, as the answer of `entry`'s question. */
   #answered(control: TaskControl, incoming: Incoming, entry: DialogEntry, value: string, name: string): void {
     const r = incoming.event as unknown as ReactionEvent;
-    const question = entry.head.asked ?? r.message_id;
+    // The message pressed: the question, or the refusal that asked it again (its buttons are there).
+    const question = r.message_id;
     const at = { id: question, timestamp: Math.floor(this.#o.contexts.clock.now() / 1000) };
     const by = { id: r.user_id, name };
     this.#o.record(
