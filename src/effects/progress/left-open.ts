@@ -9,10 +9,11 @@
  */
 import type { JsonValue } from "../../state/state-store.ts";
 import type { EffectRun } from "../effect-records.ts";
-import { Progress, type Settings } from "./progress.ts";
+import { Progress } from "./progress.ts";
 import { readBack } from "./read-back.ts";
 import { type ProgressDeps, type ProgressTarget, ServerSteps } from "./server-steps.ts";
 import { fromRecord } from "./shown.ts";
+import type { Settings } from "./types.ts";
 
 /** What ends a progress as failed without its handler: its options, its asker's message, its conversation. */
 interface ProgressEnds {

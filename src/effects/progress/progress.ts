@@ -23,20 +23,10 @@ import {
 } from "./server-steps.ts";
 import { copyState, endsLate, heldLength, reopenedFor, type ShownState, withGone } from "./shown.ts";
 import { edgesOf, fingerprint, stored, withNote } from "./text-parts.ts";
-import type { ProgressOptions, ProgressResult } from "./types.ts";
+import type { ProgressResult, Settings } from "./types.ts";
 
 export function progressError(message: string): BothostError<"INVALID_ARGUMENT"> {
   return new BothostError("INVALID_ARGUMENT", `ctx.progress: ${message}`);
-}
-
-/** A progress's options, checked and with their defaults. */
-export interface Settings {
-  finalAfterMs: number;
-  interval: number;
-  ack: NonNullable<ProgressOptions["ack"]>;
-  movedNote: string;
-  failedNote: string;
-  endedNote?: string;
 }
 
 export class Progress implements OpenProgress {
@@ -65,6 +55,8 @@ export class Progress implements OpenProgress {
   readonly #clock: Clock;
   /** Counted among the account's progresses under way (they share its budget). */
   readonly #enlisted: { end(): void };
+  /** Ended by an earlier run: its `working` reaction was not put again (start-progress.ts). */
+  readonly #startedOver: boolean;
 
   constructor(
     private readonly deps: ProgressDeps,
@@ -76,6 +68,7 @@ export class Progress implements OpenProgress {
   ) {
     this.#text = text;
     this.#state = state;
+    this.#startedOver = state.over === true;
     this.#from = heldLength(state);
     this.#steps = steps;
     this.#signal = deps.signal;
@@ -164,6 +157,8 @@ export class Progress implements OpenProgress {
 
   /** The next step toward showing the text, or undefined when the messages show it. */
   #plan(now: number): Step | undefined {
+    // Ended by an earlier run (recorded): shown as it ended until this run's done() or fail().
+    if (this.#state.over && !this.#finished) return undefined;
     return planStep({
       state: this.#state,
       tail: this.#text.slice(this.#from),
@@ -309,6 +304,7 @@ export class Progress implements OpenProgress {
   async #end(ack: string | undefined): Promise<ProgressResult> {
     this.#stop();
     await this.#pumping;
+    const ended = this.#state.over ? this.#state : undefined;
     if (this.#text.trim() === "") this.#text = this.placeholder;
     const pieces = splitContent(this.#text, this.deps.server.maxMessageLength);
     this.#state = reopenedFor(this.#state, pieces) ?? this.#state;
@@ -317,9 +313,12 @@ export class Progress implements OpenProgress {
     const gone = this.#state.messages.at(-1)!.gone;
     if (late || gone || this.#state.finalFrom !== undefined) await this.#postFinal(pieces);
     else await this.#catchUp();
-    await this.#steps.ack(this.settings.ack.working, true);
-    await this.#steps.ack(ack);
-    await this.#markOver();
+    // Shown as an earlier run ended it (a run again after a crash): its reactions are too.
+    if (this.#state !== ended) {
+      if (!this.#startedOver) await this.#steps.ack(this.settings.ack.working, true);
+      await this.#steps.ack(ack);
+      await this.#markOver();
+    }
     this.#ended = true;
     const { messages, edits, posts, finalFrom = 0 } = this.#state;
     return { messageIds: messages.slice(finalFrom).map((m) => m.id), text: this.#text, edits, posts };

@@ -37,11 +37,13 @@ export async function startProgress(
     ...(options.endedNote !== undefined && { endedNote: options.endedNote }),
   };
   const steps = new ServerSteps(deps);
-  await steps.ack(options.ack?.working);
   const empty: ShownState = { messages: [], edits: 0, posts: 0 };
   // The first post is the one effect of the handler's own run; the steps after it are numbered
   // in a run of their own, so their number never shifts the handler's later effects.
-  const posted = async () => withPosted(empty, await steps.post(first), first, 0, deps.clock.now());
+  const posted = async () => {
+    await steps.ack(options.ack?.working);
+    return withPosted(empty, await steps.post(first), first, 0, deps.clock.now());
+  };
   // Found posted by an earlier run (its answer lost), as when found recorded: a re-run.
   let foundPosted = false;
   const found = async () => {
@@ -53,5 +55,9 @@ export async function startProgress(
   const { state, made } = await steps.once(posted, found, endsOf(settings, deps));
   const messageId = state.messages[0]!.id;
   const own = new ServerSteps({ ...deps, run: deps.run?.nested(`progress-${messageId}`) });
-  return new Progress(deps, own, await own.lastMade(state, !made || foundPosted), first, settings);
+  const rerun = !made || foundPosted;
+  const shown = await own.lastMade(state, rerun);
+  // A run again: `working` put again (the crash may have come before it), unless an earlier run ended it.
+  if (rerun && !shown.over) await steps.ack(options.ack?.working);
+  return new Progress(deps, own, shown, first, settings);
 }

@@ -82,3 +82,13 @@ export interface ProgressHandle {
   /** Finish as failed: `text` shown below what was streamed so far; the `failed` reaction replaces `working`. */
   fail(text: string): Promise<ProgressResult>;
 }
+
+/** A progress's options, checked and with their defaults. */
+export interface Settings {
+  finalAfterMs: number;
+  interval: number;
+  ack: NonNullable<ProgressOptions["ack"]>;
+  movedNote: string;
+  failedNote: string;
+  endedNote?: string;
+}
