@@ -8,11 +8,12 @@ export { LEASE_STOP } from "../pipeline/stop-cut.ts";
 
 /**
  * The one line (warn) of a lease lost here, said once the bot stopped, with `left`: the events it
- * left in flight (each one's own lines of the stop are at debug).
+ * left in flight (each one's own lines of the stop are at debug). `holder`: the instance that holds
+ * the lease now, as `bothost status` names it; none when no instance does.
  */
-export function leaseLostLine(elsewhere: boolean): string {
-  return elsewhere
-    ? "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight"
+export function leaseLostLine(holder: string | undefined): string {
+  return holder !== undefined
+    ? `lease lost: the bot stopped here; instance ${holder} runs it and takes over the events left in flight`
     : "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight";
 }
 

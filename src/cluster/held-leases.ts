@@ -142,9 +142,9 @@ export class HeldLeases {
       if (renewal === "renewed") this.#extend(bot, held, sentAt);
       else if (typeof renewal === "object") {
         this.seen(bot, renewal);
-        this.#lose(bot, "another instance holds its lease now", true);
+        this.#lose(bot, `instance ${renewal.holder} holds its lease now`, renewal.holder);
       } else {
-        this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)", false);
+        this.#lose(bot, "its lease is gone from Redis (it expired, or Redis lost its keys)");
         gone.push(bot);
       }
     });
@@ -155,16 +155,17 @@ export class HeldLeases {
     held.validUntil = Math.max(held.validUntil, sentAt + this.timing.validForMs);
     clearTimeout(held.watchdog);
     held.watchdog = setTimeout(
-      () => this.#lose(bot, this.timing.unrenewed(performance.now() - held.validUntil), false),
+      () => this.#lose(bot, this.timing.unrenewed(performance.now() - held.validUntil)),
       Math.max(0, held.validUntil - performance.now()),
     );
   }
 
-  #lose(bot: string, reason: string, elsewhere: boolean): void {
+  /** The lease is no longer this instance's: `holder`, the instance holding it now, when one does. */
+  #lose(bot: string, reason: string, holder?: string): void {
     const held = this.drop(bot);
     if (!held) return;
     this.#lost.set(bot, reason);
     // Said once the bot stopped (within ttl/6), with the events it left: its only warn line.
-    this.halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere, { lost: reason });
+    this.halt(bot, held.fence, this.timing.haltDeadlineMs, holder !== undefined, { lost: reason, holder });
   }
 }

@@ -38,6 +38,8 @@ export function errorText(err: unknown): string {
 export interface HaltNotes {
   before?: () => void;
   lost?: string;
+  /** With `lost`: the instance that took the lease (a renewal found it holding it). */
+  holder?: string;
   said?: boolean;
 }
 
@@ -55,8 +57,8 @@ export interface HaltParts {
 /**
  * Stop `bot` here, its handlers aborted after `ms`; `elsewhere`: another instance runs it. Then
  * `notes.before`, and its lease (`fence`) is released unless held here again by then. `notes.lost`:
- * why its lease was lost (said once stopped, with the events left in flight); `notes.said`: its
- * stop was said already.
+ * why its lease was lost (said once stopped, with the events left in flight, and `notes.holder`,
+ * the instance holding it now, when known); `notes.said`: its stop was said already.
  */
 export function haltBot(
   parts: HaltParts,
@@ -64,7 +66,7 @@ export function haltBot(
   notes: HaltNotes,
 ): void {
   const { bot, fence, ms, elsewhere } = what;
-  const { before, lost, said } = notes;
+  const { before, lost, holder, said } = notes;
   parts.halting.add(bot);
   void (async () => {
     let left: number | undefined;
@@ -81,7 +83,11 @@ export function haltBot(
     } catch (err) {
       parts.log.error({ bot, err }, "the bot did not stop cleanly");
     }
-    if (lost !== undefined) parts.log.warn({ bot, reason: lost, left }, leaseLostLine(elsewhere));
+    if (lost !== undefined)
+      parts.log.warn(
+        { bot, reason: lost, ...(holder !== undefined && { holder }), left },
+        leaseLostLine(holder),
+      );
     before?.();
     // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
     if (!parts.held(bot)) await parts.leases?.release(fence).catch(() => {});

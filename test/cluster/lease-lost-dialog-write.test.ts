@@ -26,7 +26,7 @@ if (!available) console.warn("lease lost during a dialog's write: redis-server i
 const start = useOwnRedisCluster();
 const prefix = "lease-lost-dialog-write";
 const LOST =
-  "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight";
+  "lease lost: the bot stopped here; instance elsewhere runs it and takes over the events left in flight";
 
 /** The cluster's bot b0 made one that asks "Which size?" on "ask". */
 async function askingBot(config: ClusterConfig): Promise<void> {

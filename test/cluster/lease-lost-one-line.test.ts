@@ -1,6 +1,7 @@
 /**
  * A bot whose lease is lost while events are in flight: the loss is said in one warn line (the
- * lease lost, who takes over, how many events were left to it), and no line per event above debug
+ * lease lost, the instance that took it over, named as `bothost status` names it, how many events
+ * were left to it), and no line per event above debug
  * (not each aborted handler, nor each write the fence refused, which is no store outage). One
  * `bothost run` on a redis-server of its own, its lease given to another instance by hand while
  * handlers wait and one writes (skipped without redis-server on PATH).
@@ -17,8 +18,9 @@ if (!available) console.warn("lease lost, one line: redis-server is not on PATH:
 
 const start = useOwnRedisCluster();
 const prefix = "lease-lost-one-line";
-const LOST =
-  "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight";
+/** The instance the test gives the lease to, as a lease's value names it after its fencing token. */
+const OTHER = "host-b:4242:0badcafe";
+const LOST = `lease lost: the bot stopped here; instance ${OTHER} runs it and takes over the events left in flight`;
 
 describe.skipIf(!available)("a lease lost with events in flight", () => {
   it("is said once, with the events left; each event's lines of it are at debug", async () => {
@@ -55,14 +57,19 @@ describe.skipIf(!available)("a lease lost with events in flight", () => {
 
     const direct = new Redis(redis.url);
     try {
-      await direct.set(`${prefix}#lease:b0`, "999:elsewhere", "PX", 60_000);
+      await direct.set(`${prefix}#lease:b0`, `999:${OTHER}`, "PX", 60_000);
     } finally {
       direct.disconnect();
     }
     // The writer's write is refused by the fence (at debug), then the lease round sees the loss.
     await instance.proc.waitForLog((l) => l.code === "STATE_FENCED", 20_000);
     const lost = await instance.proc.waitForLog((l) => l.msg === LOST, 20_000);
-    expect(lost).toMatchObject({ level: 40, bot: "b0", reason: "another instance holds its lease now" });
+    expect(lost).toMatchObject({
+      level: 40,
+      bot: "b0",
+      holder: OTHER,
+      reason: `instance ${OTHER} holds its lease now`,
+    });
     expect(lost.left).toBeGreaterThanOrEqual(3);
     // The line comes once the bot stopped: every event's run was cut off or refused by then.
     const said = instance.proc

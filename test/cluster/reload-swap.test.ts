@@ -35,7 +35,7 @@ if (!reachable) console.warn(`reload swap: ${noRedisMessage}`);
 const MEMBER = "member@sandbox.example";
 const STOPPED_ELSEWHERE = "the bot stopped here: another instance runs it";
 const LOST_ELSEWHERE =
-  "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight";
+  "lease lost: the bot stopped here; instance there runs it and takes over the events left in flight";
 const STOPPED_LOST =
   "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight";
 const SWAPPING = "a reload swaps the bot's runtime: the reload starts it";
