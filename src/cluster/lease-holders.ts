@@ -57,8 +57,9 @@ export class LeaseHolders {
   }
 
   holderOf(bot: string): string | undefined {
-    // Never this instance: a bot held here is not on standby, and one handed over or lost since
-    // that round is held by no one known until a round (or a refused renewal) reads who took it.
+    // Never this instance: a bot held here is not on standby, and one handed over since that round
+    // is held by no one known until a round (or a refused acquisition) reads who took it; one lost
+    // to a refused renewal is named by it (`found`).
     const found = this.#found.get(bot);
     if (found !== undefined && this.now() < found.until) return found.holder;
     if (this.unreadForMs() !== undefined) return undefined;

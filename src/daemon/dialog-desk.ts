@@ -54,7 +54,7 @@ export function dialogDesk(
   // Where a standby bot runs: the holder the last round of leases read, or, when none is named,
   // whether that is because no round read the leases for a ttl (a read failed, or, `leasesLate`,
   // this instance's rounds ran late) or because the last one named no other holder (the bot just
-  // handed over or lost here, or its lease free).
+  // handed over from here, or its lease free).
   const elsewhere = (name: string): Pick<BotDialogs, "leaseHolder" | "leasesUnread" | "leasesLate"> => {
     const leaseHolder = cluster.holderOf?.(name);
     if (leaseHolder !== undefined) return { leaseHolder };

@@ -72,10 +72,11 @@ export const UNREAD = "the leases could not be read: see bothost status";
 export const LATE = "this instance's lease rounds are running late: see bothost status";
 /**
  * Why no instance is named for a standby bot while the leases are read: none other held its lease
- * at the last round (it was handed over or lost here since, or its lease is free).
+ * at the last round and no refused acquisition or renewal named one since (its lease free, or held
+ * here then and handed over since). A lease lost to another instance names that one at once.
  */
 export const NO_HOLDER =
-  "the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it";
+  "no other instance held its lease at the last round of leases (it was free, or held here and handed over since): the next round names the one that takes it";
 
 /** Why a standby bot's listing names no instance running it (see {@link BotDialogs}). */
 export function noHolderWhy({

@@ -143,14 +143,14 @@ it("a standby bot no instance is known to run is listed as such, not as one with
   try {
     const text = await runCli(["dialogs", "-c", file]);
     expect(text.stdout).toContain(
-      "quiet: runs on no instance known now (the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it)\n",
+      "quiet: runs on no instance known now (no other instance held its lease at the last round of leases (it was free, or held here and handed over since): the next round names the one that takes it)\n",
     );
     const json = JSON.parse((await runCli(["dialogs", "--json", "-c", file])).stdout);
     expect(json).toContainEqual({ bot: "quiet", dialogs: [], elsewhere: true });
     const end = await runCli(["dialogs", "end", "quiet", "1", "-c", file]);
     expect(end.code).toBe(1);
     expect(end.stderr).toBe(
-      'bothost dialogs: bot "quiet" does not run here, and no instance is known to run it now (the last round of leases named no other instance holding it, as just after it was handed over or lost here: the next round names the one that takes it): end its dialog where it runs, once one does\n',
+      'bothost dialogs: bot "quiet" does not run here, and no instance is known to run it now (no other instance held its lease at the last round of leases (it was free, or held here and handed over since): the next round names the one that takes it): end its dialog where it runs, once one does\n',
     );
   } finally {
     quiet.standby = false;
