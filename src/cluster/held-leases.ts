@@ -86,8 +86,15 @@ export class HeldLeases {
   /**
    * Take `bot`'s lease, over from a gone process of this host (`from`) or free; false: another
    * instance has it (told to `seen`, when free before). Rejects when Redis is out of reach.
+   * `stopping`: the bot's stop here under way (its lease just found gone from Redis, taken again at
+   * once): the bot starts again only once it ends, and so is its taking said, after its loss.
    */
-  async acquire(leases: RedisLeases, bot: string, from: TakeFrom | undefined): Promise<boolean> {
+  async acquire(
+    leases: RedisLeases,
+    bot: string,
+    from: TakeFrom | undefined,
+    stopping?: Promise<void>,
+  ): Promise<boolean> {
     const sentAt = performance.now();
     const fence = await (from
       ? leases.takeOver(bot, from.seen, from.dead)
@@ -104,7 +111,10 @@ export class HeldLeases {
         { bot, from: from.dead },
         "the instance holding the bot's lease was a process of this host that is gone: its lease is taken now",
       );
-    this.log.info({ bot, fencingToken }, "lease acquired; starting the bot on this instance");
+    const said = () =>
+      this.log.info({ bot, fencingToken }, "lease acquired; starting the bot on this instance");
+    if (stopping) void stopping.then(said);
+    else said();
     return true;
   }
 

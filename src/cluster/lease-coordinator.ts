@@ -64,7 +64,7 @@ export class LeaseCoordinator implements Coordinator {
   readonly #o: LeaseCoordinatorOptions;
   readonly #order: readonly string[];
   readonly #held: HeldLeases;
-  readonly #halting = new Set<string>();
+  readonly #halting = new Map<string, Promise<void>>();
   readonly #stores = new Map<string, StateStore>();
   /** Bots that failed to start here, left to the other instances (see `startFailed`). */
   readonly #refused = new Set<string>();
@@ -314,7 +314,8 @@ export class LeaseCoordinator implements Coordinator {
       )
         continue;
       try {
-        if (await this.#held.acquire(leases, bot, takeFrom.get(bot))) acquired.push(bot);
+        const stopping = this.#halting.get(bot);
+        if (await this.#held.acquire(leases, bot, takeFrom.get(bot), stopping)) acquired.push(bot);
       } catch (err) {
         this.#failed(err);
         break;

@@ -47,8 +47,8 @@ export interface HaltNotes {
 export interface HaltParts {
   hooks: Pick<CoordinatorHooks, "halt"> | undefined;
   log: Logger;
-  /** The bots being stopped here: `bot` is among them until its stop is over. */
-  halting: Set<string>;
+  /** The bots being stopped here, each until its stop is over (its lost line said): then it resolves. */
+  halting: Map<string, Promise<void>>;
   leases: Pick<RedisLeases, "release"> | undefined;
   /** Whether this instance holds `bot`'s lease (again) now. */
   held(bot: string): boolean;
@@ -67,8 +67,8 @@ export function haltBot(
 ): void {
   const { bot, fence, ms, elsewhere } = what;
   const { before, lost, holder, said } = notes;
-  parts.halting.add(bot);
-  void (async () => {
+  parts.halting.set(bot, Promise.resolve()); // among them from now on: its stop's own promise below
+  const stop = (async () => {
     let left: number | undefined;
     try {
       const halted = await parts.hooks?.halt(bot, ms, elsewhere);
@@ -93,4 +93,5 @@ export function haltBot(
     if (!parts.held(bot)) await parts.leases?.release(fence).catch(() => {});
     parts.halting.delete(bot);
   })();
+  parts.halting.set(bot, stop);
 }

@@ -84,6 +84,15 @@ describe.skipIf(!available)("a dialog whose log Redis lost", () => {
         "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight",
       ],
     ]);
+    // Said in the order it happened: taken at the start, lost, then taken again (the same round
+    // takes it again while the bot stops; it starts again once stopped).
+    const said = instance.proc.logs().map((l) => String(l.msg));
+    const taken = said.flatMap((m, i) =>
+      m === "lease acquired; starting the bot on this instance" ? [i] : [],
+    );
+    const lostAt = said.findIndex((m) => m.startsWith("lease lost"));
+    expect(taken).toHaveLength(2);
+    expect([taken[0]! < lostAt, lostAt < taken[1]!]).toEqual([true, true]);
     // The answer to the lost question is an ordinary message; a new dialog runs.
     send(sandbox, "ask", "c0", "Orders");
     await expect.poll(() => botSaid(sandbox).length, { timeout: 15_000 }).toBe(5);
