@@ -60,6 +60,17 @@ function warnedOfB0(instance: Instance, before: number): string[] {
     .map((l) => String(l.msg));
 }
 
+type Listed = { bot: string; dialogs: { deadline?: string }[]; stopped?: true }[];
+
+/** The instance's dialogs listing. */
+async function listed(instance: Instance): Promise<Listed> {
+  const res = await fetch(`${instance.url}/admin/dialogs`);
+  return (await res.json()) as Listed;
+}
+
+/** Bot b0's dialogs as the instance lists them. */
+const waiting = async (instance: Instance) => (await listed(instance))[0]?.dialogs ?? [];
+
 describe.skipIf(!available)("a lease lost while a dialog's question is written", () => {
   it("tries the fenced write at debug; only the lease's loss is said at warn", async () => {
     const { redis, sandbox, config } = await start({ prefix, ttl: "3s" });
@@ -96,9 +107,11 @@ describe.skipIf(!available)("a lease lost while a dialog's question is written",
     await askingBot(config);
     const instance = await startInstance(config);
     send(sandbox, "ask", "c0", "d");
-    await sandbox.control.waitFor(() => sandbox.control.messages().some((m) => m.content === "Which size?"), {
-      timeoutMs: 15_000,
-    });
+    // The question waits once its log is kept (a deadline listed), not once it shows on the
+    // server: moved before, the lease would fence the question's own append.
+    await expect
+      .poll(async () => (await waiting(instance)).map((d) => d.deadline !== undefined), { timeout: 15_000 })
+      .toEqual([true]);
     const before = instance.proc.logs().length;
     // Another instance holds the lease now: the answer's append is refused until the bot stops.
     await leaseElsewhere(redis.url, `${prefix}-answer#lease:b0`);
@@ -113,10 +126,7 @@ describe.skipIf(!available)("a lease lost while a dialog's question is written",
     await askingBot(config);
     const instance = await startInstance(config);
     send(sandbox, "ask", "c0", "d");
-    const list = async () => {
-      const res = await fetch(`${instance.url}/admin/dialogs`);
-      return (await res.json()) as { bot: string; dialogs: { deadline?: string }[]; stopped?: true }[];
-    };
+    const list = () => listed(instance);
     // Listed once its question is being sent, the dialog is begun once its log is kept: only
     // then does it wait, with a deadline (taken down before, Redis would leave no dialog).
     await expect
