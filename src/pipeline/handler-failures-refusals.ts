@@ -38,7 +38,7 @@ export const LOCAL_REFUSALS: ReadonlyMap<string, string | undefined> = new Map([
 /** The refusal `err` is, if the request it failed on is wrong as made (see the file's comment). */
 export function refusalOf(err: unknown): Refusal | undefined {
   const server = serverRefusal(err);
-  if (server || !(err instanceof BothostError) || !LOCAL_REFUSALS.has(err.code)) return server;
+  if (server || !ownError(err) || !LOCAL_REFUSALS.has(err.code)) return server;
   const field = (err as { field?: unknown }).field;
   const parameter = typeof field === "string" ? field : LOCAL_REFUSALS.get(err.code);
   // bothost's word for a server's answer (a 404 to a cancel: SCHEDULE_NOT_FOUND) keeps its status.
@@ -49,6 +49,18 @@ export function refusalOf(err: unknown): Refusal | undefined {
     ...(status !== undefined && { status }),
     ...(parameter !== undefined && { parameter }),
   };
+}
+
+/**
+ * A `BothostError`, known by its class or, from another copy of the package (a bot module whose
+ * "bothost" is not the daemon's, whose classes `instanceof` does not know), by its string `code`
+ * (`refusalOf` then takes only bothost's own refusal codes).
+ */
+function ownError(err: unknown): err is BothostError {
+  return (
+    err instanceof BothostError ||
+    (err instanceof Error && typeof (err as { code?: unknown }).code === "string")
+  );
 }
 
 /** No attempt after this one: the handler threw `NoRetry`, or its request was refused. */

@@ -6,7 +6,7 @@
  * minutes), not every minute.
  */
 import type { Logger } from "pino";
-import { LOCAL_REFUSALS, type Refusal, refusalOf } from "../pipeline/handler-failures-refusals.ts";
+import { refusalOf } from "../pipeline/handler-failures-refusals.ts";
 
 export class BookingMistakes {
   /** Each reason said, and of which announcement (undefined: a step not tied to one). */
@@ -17,7 +17,7 @@ export class BookingMistakes {
    * while it lasts. False for any other failure, which the caller logs itself.
    */
   said(log: Logger, id: string | undefined, err: unknown): boolean {
-    const refusal = refusalIn(err);
+    const refusal = refusalOf(err);
     if (refusal === undefined) return false;
     const line = {
       ...(id !== undefined ? { announcement: id } : {}),
@@ -45,15 +45,4 @@ export class BookingMistakes {
   clear(): void {
     this.#said.clear();
   }
-}
-
-/**
- * The refusal `err` is, if any; bothost's own codes known by shape too: a bot module's "bothost"
- * may be another copy of the package than the daemon's, whose classes `instanceof` does not know.
- */
-function refusalIn(err: unknown): Refusal | undefined {
-  const found = refusalOf(err);
-  if (found !== undefined || !(err instanceof Error)) return found;
-  const { code } = err as { code?: unknown };
-  return typeof code === "string" && LOCAL_REFUSALS.has(code) ? { code, reason: err.message } : undefined;
 }
