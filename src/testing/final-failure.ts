@@ -5,6 +5,7 @@
  */
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { InProcessDaemon } from "./in-process-daemon.ts";
+import { handlerFailure } from "./wait-messages.ts";
 
 /**
  * The dead letter of bot `name` that holds the run of message `id` (a delivery kept while its
@@ -27,6 +28,31 @@ export async function finalLetter(
     late,
   );
   return letterOf();
+}
+
+/**
+ * Why bot `name` sent nothing after message `id`, when its handler threw on it (`""` otherwise), as
+ * `ask` and `nextReply` end their line: kept as a dead letter (read from `daemon`, the bot running;
+ * `recorded`: the ledger has the message), or to run again after a pause. A run failed for good is
+ * recorded as handled too: without this, the line would say the bot handled it without answering.
+ */
+export async function failedRun(
+  daemon: InProcessDaemon | undefined,
+  logs: readonly Record<string, unknown>[],
+  name: string,
+  id: number,
+  recorded: boolean,
+): Promise<string> {
+  const error = handlerFailure(logs, id);
+  if (error === undefined) return "";
+  if (!recorded) return ` (its handler failed (${error}) and runs again after a pause)`;
+  const letter = daemon
+    ? (await daemon.daemon.letters.list(name)).find((l) => l.runningIn === undefined && keptFor(l, id))
+    : undefined;
+  // Recorded without a letter: a later attempt succeeded.
+  if (!letter) return "";
+  const attempts = `${letter.attempts} attempt${letter.attempts === 1 ? "" : "s"}`;
+  return ` (its handler failed every attempt (${attempts}, kept as dead letter ${letter.id}): ${letter.error.message})`;
 }
 
 /**

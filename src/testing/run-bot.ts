@@ -14,7 +14,7 @@ import { accountTurns } from "./account-turns.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { type NameHold, nameHold } from "./bot-names.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
-import { finalLetter } from "./final-failure.ts";
+import { failedRun, finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { LISTENER, sendWebhook } from "./inbound-webhook.ts";
 import {
@@ -199,14 +199,15 @@ async function startBot(
       ? "it is not in that direct message or channel"
       : undefined;
   };
-  const silence = (after: number, timeoutMs: number, why = "") => {
+  const silence = async (after: number, timeoutMs: number, why = "") => {
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
+    // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader.
+    const theirs = after > 0 && view(after)?.sender_id !== userId;
+    const recorded = theirs && last.ledger.recorded(name, after);
     const state =
       why ||
-      // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader.
-      (after > 0 && view(after)?.sender_id !== userId && last.ledger.recorded(name, after)
-        ? " (it handled that message without answering)"
-        : "") ||
+      (theirs ? await failedRun(running, logs, name, after, recorded) : "") ||
+      (recorded ? " (it handled that message without answering)" : "") ||
       silentBecause(control, {
         email,
         stopped: running === undefined,
@@ -223,7 +224,7 @@ async function startBot(
     try {
       return await control.waitFor(() => firstAfter(after, where), { timeoutMs });
     } catch {
-      throw silence(after, timeoutMs);
+      throw await silence(after, timeoutMs);
     }
   };
   const claims = new AskClaims();
@@ -256,7 +257,7 @@ async function startBot(
       const taken = claims.giveUp(claim, sent());
       const why =
         taken.length > 0 ? ` (its messages there after it, ${taken.join(", ")}, answered earlier asks)` : "";
-      throw silence(claim.asked.id, timeoutMs, why);
+      throw await silence(claim.asked.id, timeoutMs, why);
     }
   };
   /** Waits as {@link TestBot.handled} does; why its handler failed, when it was kept as a dead letter. */

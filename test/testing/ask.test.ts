@@ -120,4 +120,32 @@ describe("a silent bot's message says why, when the kit can tell", () => {
     );
     expect(sandbox.control.requests.filter((r) => r.status === 429)).toEqual([]);
   });
+
+  // A failed run is recorded as handled: the line says it failed, not that it handled the message.
+  const failing = defineBot({
+    setup(bot) {
+      bot.on("message", { direct: true }, () => {
+        throw new Error("kaboom");
+      });
+    },
+  });
+
+  test("its handler failed every attempt: kept as a dead letter", async ({ runBot }) => {
+    const bot = await runBot({ bot: failing, name: "failing", config: "retries: { attempts: 1 }" });
+    const id = bot.post(MEMBER, dm(bot.email, "go"));
+    await expect(bot.handled(id)).rejects.toThrow(/kept as dead letter/);
+    await expect(bot.nextReply({ after: id, timeoutMs: 100 })).rejects.toThrow(
+      /within 100 ms \(its handler failed every attempt \(1 attempt, kept as dead letter failing\/\d+\): kaboom\)$/,
+    );
+  });
+
+  test("its handler failed and runs again after a pause", async ({ runBot }) => {
+    const config = "retries: { attempts: 2, backoff: 10m }";
+    const bot = await runBot({ bot: failing, name: "failing", config });
+    const id = bot.post(MEMBER, dm(bot.email, "go"));
+    await expect.poll(() => bot.logs().some((l) => l.msg === "handler failed")).toBe(true);
+    await expect(bot.nextReply({ after: id, timeoutMs: 100 })).rejects.toThrow(
+      /within 100 ms \(its handler failed \(kaboom\) and runs again after a pause\)$/,
+    );
+  });
 });
