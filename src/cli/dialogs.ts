@@ -116,7 +116,7 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
   const [{ loadConfigWithPlaceholders }, { openOfflineStore }, { storedDialogs }] = await Promise.all([
     import("./admin-deps.ts"),
     import("./offline-store.ts"),
-    import("./stored-dialogs.ts"),
+    import("../daemon/stored-dialogs.ts"),
   ]);
   // Variables not set in this shell (bot keys kept in the service's environment) are not needed here.
   const { config } = await loadConfigWithPlaceholders(file);

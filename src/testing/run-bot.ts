@@ -35,6 +35,7 @@ import { checkOutgoingOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
 import { newStateFolder, wipe } from "./state-folders.ts";
+import { keptDialogs } from "./stopped-dialogs.ts";
 import { DEFAULT_WAIT_MS, type NextReplyOptions, type RunBotOptions, type TestBot } from "./test-bot.ts";
 import type { TestMessage } from "./test-message.ts";
 import { describeMessage, handlerFailure, refusedSend, silentBecause } from "./wait-messages.ts";
@@ -175,7 +176,9 @@ async function startBot(
   // The daemon running now (undefined while stopped) and the last one started (its ledger view).
   let running: InProcessDaemon | undefined = await launch(current);
   let last = running;
-  const scheduler = () => running?.daemon.bots.find((b) => b.name === name)?.scheduler;
+  let kept: ReturnType<TestBot["dialogs"]> = [];
+  const runtimeNow = () => running?.daemon.bots.find((b) => b.name === name);
+  const scheduler = () => runtimeNow()?.scheduler;
   const deliver = options.clock?.onAdvance(
     deliverScheduled(control, userId, scheduler, DEFAULT_WAIT_MS),
     () => nextDelivery(control),
@@ -213,7 +216,7 @@ async function startBot(
         stopped: running === undefined,
         since: requestsBefore,
         unreached: after > 0 ? unreached(after) : undefined,
-        budget: running?.daemon.bots.find((b) => b.name === name)?.status.budget,
+        budget: runtimeNow()?.status.budget,
         testClock: options.clock !== undefined,
       });
     return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
@@ -317,6 +320,7 @@ async function startBot(
     // A wipe deletes whatever a handler still running would record: no need to wait for it.
     const cut = crash || wipeState || options.clock?.held === true;
     await daemon?.stop({ ...(cut ? { deadlineMs: 0 } : {}), keepState: true });
+    if (daemon && !wipeState) kept = await keptDialogs(stateDir, name); // what dialogs() lists while stopped
     hold.release();
     if (wipeState && !wiped) {
       wiped = true;
@@ -365,7 +369,7 @@ async function startBot(
       return sendWebhook(running, name, hook, request);
     },
     replies: mine,
-    dialogs: () => running?.daemon.bots.find((b) => b.name === name)?.dialogs() ?? [],
+    dialogs: () => (running ? (runtimeNow()?.dialogs() ?? []) : wiped ? [] : kept),
     logs: () => logs,
     restart: async (options) => {
       checkStopOptions(options, "restart", ["crash", "bot"]);

@@ -122,7 +122,7 @@ export interface TestBot {
    * `start()` too) until another bot starts on the account, and the scheduled messages it made.
    */
   replies(): TestMessage[];
-  /** The bot's open dialogs, oldest first, as `bothost dialogs` lists them (none while stopped). */
+  /** The bot's open dialogs, oldest first, as `bothost dialogs` lists them (while stopped, those its state keeps). */
   dialogs(): DialogView[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
   logs(): Record<string, unknown>[];

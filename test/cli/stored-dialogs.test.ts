@@ -4,8 +4,8 @@
  */
 import { expect, it } from "vitest";
 import { dialogTable } from "../../src/cli/dialogs.ts";
-import { storedDialogs } from "../../src/cli/stored-dialogs.ts";
 import type { Config } from "../../src/config/schema.ts";
+import { storedDialogs } from "../../src/daemon/stored-dialogs.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 
 const head = (id: string, waiting: boolean) => ({

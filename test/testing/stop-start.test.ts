@@ -48,6 +48,20 @@ describe("stop, then start", () => {
     expect((await bot.ask(MEMBER, dm("count"))).content).toBe("count 3");
   });
 
+  test("dialogs() of a stopped bot lists the dialogs its state keeps, as bothost dialogs does", async ({
+    runBot,
+  }) => {
+    const bot = await runBot({ bot: counter, name: "counter" });
+    const order = bot.post(OWNER, { type: "direct", to: [bot.email], content: "order" });
+    await bot.handled(order);
+    const open = bot.dialogs();
+    expect(open).toMatchObject([{ userName: "Olive Owner", step: 1 }]);
+    await bot.stop();
+    expect(bot.dialogs()).toEqual(open);
+    await bot.stop({ wipe: true });
+    expect(bot.dialogs()).toEqual([]);
+  });
+
   test("start() refuses a bot that runs, and one whose state was wiped", async ({ runBot }) => {
     const bot = await runBot({ bot: counter, name: "counter" });
     await expect(bot.start()).rejects.toThrow("counter is running: stop() it before start()");

@@ -2,7 +2,7 @@
  * The end notes a bot's dialog headers keep, not said yet (end-notes.ts), as this process last
  * knew them: read at each start, added by an end with a note, marked while their send is under
  * way, dropped once said. A running daemon lists them (`bothost dialogs`, `bothost status`) as
- * the offline listing does from the store (cli/stored-dialogs.ts).
+ * the offline listing does from the store (daemon/stored-dialogs.ts).
  */
 import type { DialogHead } from "./dialog-record.ts";
 
