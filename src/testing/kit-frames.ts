@@ -28,6 +28,7 @@ export function withoutKitFrames(err: unknown): unknown {
   if (!(err instanceof Error) || BUGS.some((kind) => err.constructor === kind)) return err;
   // A cause of bothost's own (a setup's misuse of the bot API, told where the bot's code made it).
   if (err.cause instanceof BothostError && err.cause !== err) withoutKitFrames(err.cause);
+  else if (err.cause instanceof Error && err.cause !== err) withoutKitCallers(err.cause);
   const lines = (err.stack ?? "").split("\n");
   // The kit's frames, and the built-ins they called (`Array.map`, `node:…`) above the test's.
   let outside = false;
@@ -41,6 +42,22 @@ export function withoutKitFrames(err: unknown): unknown {
   if (kept.length === lines.length || !outside) return err;
   err.stack = kept.join("\n");
   return err;
+}
+
+/**
+ * An error of the test's own code kept as a cause (what a bot's setup threw), with the kit's frames
+ * that called that code taken off the end of its stack: a test runner prints a cause's stack, and
+ * how bothost came to run the setup says nothing about what to change. One thrown in the kit itself
+ * (its top frame the kit's) keeps its stack.
+ */
+function withoutKitCallers(err: Error): void {
+  const lines = (err.stack ?? "").split("\n");
+  const first = lines.findIndex((line) => /^\s+at /.test(line));
+  if (first < 0 || kitFrame(lines[first]!)) return;
+  let end = lines.length;
+  while (end > first + 1 && (kitFrame(lines[end - 1]!) || /\(node:[^)]*\)$|at node:/.test(lines[end - 1]!)))
+    end--;
+  err.stack = lines.slice(0, end).join("\n");
 }
 
 /** `object` with each of its functions' errors (thrown, or the promise's rejection) trimmed as {@link withoutKitFrames}. */

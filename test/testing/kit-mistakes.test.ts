@@ -21,6 +21,10 @@ describe("a bot that does not start", () => {
       "the bot did not start: its code threw TypeError at test/fixtures/bots/setup-throws.ts:5:17: Cannot read properties of undefined (reading 'now')",
     );
     expect(err.cause).toBeInstanceOf(TypeError);
+    // The cause's stack (a test runner prints it) shows where the setup threw, not bothost's callers.
+    const stack = (err.cause as Error).stack!.split("\n");
+    expect(stack[1]).toMatch(/test\/fixtures\/bots\/setup-throws\.ts:5:17\)?$/);
+    expect(stack.filter((line) => /\/(dist|src)\//.test(line))).toEqual([]);
   });
 
   test("a setup written in the test itself is named at its line there", async ({ runBot }) => {
