@@ -6,6 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { BothostError } from "../errors/bothost-error.ts";
+import type { Sandbox } from "../sandbox/types.ts";
 
 /**
  * The folders of bothost's code: dist/, and src/, where a test runner's source maps point the
@@ -64,19 +65,44 @@ function withoutKitCallers(err: Error): void {
 export function kitFacing<T extends object>(object: T): T {
   const facing = { ...object } as Record<string, unknown>;
   for (const [key, value] of Object.entries(object)) {
-    if (typeof value !== "function") continue;
-    facing[key] = (...args: unknown[]) => {
-      try {
-        const result = value(...args);
-        return result instanceof Promise
-          ? result.catch((err: unknown) => {
-              throw withoutKitFrames(err);
-            })
-          : result;
-      } catch (err) {
-        throw withoutKitFrames(err);
-      }
-    };
+    if (typeof value === "function") facing[key] = trimmed(value, object);
   }
   return facing as T;
+}
+
+/**
+ * `sandbox` as a test's fixture hands it out: its `control`'s calls trimmed as {@link kitFacing}
+ * (a control call's mistake, an email the org lacks, is shown at the test's line, not among the
+ * sandbox's frames); its other members, and `control`'s values (`requests`), are the sandbox's own.
+ */
+export function kitFacingSandbox(sandbox: Sandbox): Sandbox {
+  const control = new Proxy(sandbox.control, {
+    get: (target, key) => {
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? trimmed(value, target) : value;
+    },
+  });
+  return new Proxy(sandbox, {
+    get: (target, key) => {
+      if (key === "control") return control;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** `fn` called on `self`, its errors (thrown, or the promise's rejection) trimmed as {@link withoutKitFrames}. */
+function trimmed(fn: (...args: unknown[]) => unknown, self: object) {
+  return (...args: unknown[]) => {
+    try {
+      const result = fn.apply(self, args);
+      return result instanceof Promise
+        ? result.catch((err: unknown) => {
+            throw withoutKitFrames(err);
+          })
+        : result;
+    } catch (err) {
+      throw withoutKitFrames(err);
+    }
+  };
 }

@@ -24,7 +24,7 @@ import type { OrgInput } from "../sandbox/org/schema.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { checkBotTestOptions } from "./kit-arguments.ts";
-import { withoutKitFrames } from "./kit-frames.ts";
+import { kitFacingSandbox, withoutKitFrames } from "./kit-frames.ts";
 import { type RunBotOptions, runBot, type TestBot } from "./run-bot.ts";
 import { TestClock, type TestClockOptions } from "./test-clock.ts";
 import { type TestUser, testOrg } from "./test-org.ts";
@@ -69,7 +69,7 @@ export function createBotTest(options: BotTestOptions = {}) {
     },
     sandbox: async ({ clock }, use) => {
       const sandbox = await startSandbox({ org, clock });
-      await use(sandbox);
+      await use(kitFacingSandbox(sandbox));
       await sandbox.stop();
     },
     runBot: async ({ sandbox, clock }, use) => {

@@ -397,6 +397,24 @@ describe("the stack of the kit's errors", () => {
     expect(firstFrame(cause)).toContain("kit-mistakes.test.ts");
   });
 
+  test("a sandbox.control call's mistake starts at the test's own call", async ({ runBot, sandbox }) => {
+    const bot = await runBot({ bot: listening, name: "listening" });
+    let err: unknown;
+    try {
+      sandbox.control.setUserRateLimit("nobody@sandbox.example", [[60, 2]]);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: "SANDBOX_CONTROL" });
+    expect(kitFrames(err)).toEqual([]);
+    expect(firstFrame(err)).toContain("kit-mistakes.test.ts");
+    // Its values are the sandbox's own, live: the requests the bot makes after this are in it.
+    const requests = sandbox.control.requests;
+    const before = requests.length;
+    bot.post(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+    await expect.poll(() => requests.length).toBeGreaterThan(before);
+  });
+
   test("a clock given no time says so, from the test's line", async ({ clock }) => {
     const advance = await clock.advance("6m" as never).catch((e: unknown) => e);
     expect(advance).toMatchObject({
