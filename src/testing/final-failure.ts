@@ -43,16 +43,18 @@ export async function failedRun(
   id: number,
   recorded: boolean,
 ): Promise<string> {
+  if (recorded) {
+    // Read from the letters, not the log: a dialog's run logs its failure under its first message.
+    const letter = daemon
+      ? (await daemon.daemon.letters.list(name)).find((l) => l.runningIn === undefined && keptFor(l, id))
+      : undefined;
+    // Recorded without a letter: handled (a later attempt succeeded).
+    if (!letter) return "";
+    const attempts = `${letter.attempts} attempt${letter.attempts === 1 ? "" : "s"}`;
+    return ` (its handler failed every attempt (${attempts}, kept as dead letter ${letter.id}): ${letter.error.message})`;
+  }
   const error = handlerFailure(logs, id);
-  if (error === undefined) return "";
-  if (!recorded) return ` (its handler failed (${error}) and runs again after a pause)`;
-  const letter = daemon
-    ? (await daemon.daemon.letters.list(name)).find((l) => l.runningIn === undefined && keptFor(l, id))
-    : undefined;
-  // Recorded without a letter: a later attempt succeeded.
-  if (!letter) return "";
-  const attempts = `${letter.attempts} attempt${letter.attempts === 1 ? "" : "s"}`;
-  return ` (its handler failed every attempt (${attempts}, kept as dead letter ${letter.id}): ${letter.error.message})`;
+  return error === undefined ? "" : ` (its handler failed (${error}) and runs again after a pause)`;
 }
 
 /**

@@ -139,6 +139,24 @@ describe("a silent bot's message says why, when the kit can tell", () => {
     );
   });
 
+  test("the run of a dialog's answer failed every attempt: kept as a dead letter", async ({ runBot }) => {
+    const asking = defineBot({
+      setup(bot) {
+        bot.command("go", async (ctx) => {
+          await ctx.prompt("number?");
+          throw new Error("kaboom");
+        });
+      },
+    });
+    const bot = await runBot({ bot: asking, name: "asking", config: "retries: { attempts: 1 }" });
+    expect((await bot.ask(MEMBER, dm(bot.email, "go"))).content).toBe("number?");
+    const answer = bot.post(MEMBER, dm(bot.email, "7"));
+    await expect(bot.handled(answer)).rejects.toThrow(/kept as dead letter/);
+    await expect(bot.nextReply({ after: answer, timeoutMs: 100 })).rejects.toThrow(
+      /within 100 ms \(its handler failed every attempt \(1 attempt, kept as dead letter asking\/\d+\): kaboom\)$/,
+    );
+  });
+
   test("its handler failed and runs again after a pause", async ({ runBot }) => {
     const config = "retries: { attempts: 2, backoff: 10m }";
     const bot = await runBot({ bot: failing, name: "failing", config });
