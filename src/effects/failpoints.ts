@@ -33,6 +33,8 @@ export type Failpoint =
   | "note-marked"
   /** A progress's message was posted; its step's record (the result) not yet written. */
   | "progress-posted"
+  /** An outgoing webhook's delivery is about to be answered (its `onSend`); the answer not yet written. */
+  | "answer-sending"
   /** A `ctx.schedule.at` booking was made on the server, its answer read; its record not yet written. */
   | "schedule-booked"
   /** A recurring announcement's booking was made on the server; its id not yet in its record. */

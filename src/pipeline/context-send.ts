@@ -55,8 +55,9 @@ export function sendOf<S>(
   // Each message posted (and each booking, each snippet created) is an effect: made once per
   // event, however often the handler runs. Matched by what the code sent; made where the
   // dialog's conversation moved to, if it did, and where the message answered is now.
-  return (params) =>
-    effects.run.once(
+  return async (params) => {
+    const n = effects.run.current + 1; // numbered as `once` begins
+    const result = await effects.run.once(
       "send",
       {
         act: async () => post(placed(await follow(params), effects.moves)),
@@ -80,13 +81,40 @@ export function sendOf<S>(
       },
       printed(params),
     );
+    return answeredOrAgain(
+      effects,
+      n,
+      result,
+      () => sent(placed(params, effects.moves), (c) => c === normalizeContent(params.content)),
+      async () => post(placed(await follow(params), effects.moves)),
+    );
+  };
+}
+
+/**
+ * `result`, send `n`'s: one an outgoing webhook's reply gave in its delivery's answer (id -1), found
+ * in the store as an earlier run left it, may not have reached the server (a kill as the answer
+ * went out): looked for in the conversation (`find`), and made again (`make`) when the server did
+ * not post it. A dialog's question carried in its log is taken as it is.
+ */
+async function answeredOrAgain(
+  effects: SendEffects,
+  n: number,
+  result: { id: number },
+  find: () => Promise<{ id: number } | undefined>,
+  make: () => Promise<{ id: number }>,
+): Promise<{ id: number }> {
+  if (result.id !== -1 || !effects.run.madeEarlier(n)) return result;
+  return (await find()) ?? make();
 }
 
 /**
  * An outgoing webhook's reply, `reply` (in the HTTP answer, or through the API once its deadline
  * passed), as an effect of the run: made once per event, like a send. Its claim is committed before
  * it is made, so that a run again after a kill (the delivery's dead letter replayed at the next
- * start) looks for it in the conversation instead of replying twice.
+ * start) looks for it in the conversation instead of replying twice. A reply recorded as given in
+ * an answer (id -1) may not have reached the server (a kill as the answer went out): a run again
+ * looks for it too, and makes it again when the server did not post it.
  */
 export function webhookReplyOf<S>(
   deps: ContextDeps<S>,
@@ -94,25 +122,32 @@ export function webhookReplyOf<S>(
   effects: SendEffects,
   reply: ReplyFn,
 ): ReplyFn {
-  return (content) =>
-    effects.run.once("send", {
-      act: () => reply(content),
-      verify: async () => {
-        const params = { ...replyTarget(ctx.event, undefined, deps.bot.userId), content };
-        // Neither split nor refused when long: the server cut it to its max_message_length.
-        const stored = normalizeContent(content, deps.server.maxMessageLength);
-        const found = await findSent(
-          deps.api,
-          deps.bot.userId,
-          params,
-          newerOf(effects),
-          ctx.signal,
-          (c) => c === stored,
-        );
-        return found && { id: found.id };
-      },
-      signal: ctx.signal,
-    });
+  const posted = async (content: string) => {
+    const params = { ...replyTarget(ctx.event, undefined, deps.bot.userId), content };
+    // Neither split nor refused when long: the server cut it to its max_message_length.
+    const stored = normalizeContent(content, deps.server.maxMessageLength);
+    const found = await findSent(
+      deps.api,
+      deps.bot.userId,
+      params,
+      newerOf(effects),
+      ctx.signal,
+      (c) => c === stored,
+    );
+    return found && { id: found.id };
+  };
+  return async (content) => {
+    const n = effects.run.current + 1; // numbered as `once` begins
+    const act = () => reply(content);
+    const result = await effects.run.once("send", { act, verify: () => posted(content), signal: ctx.signal });
+    return answeredOrAgain(
+      effects,
+      n,
+      result,
+      () => posted(content),
+      () => reply(content),
+    );
+  };
 }
 
 const samePlace = (a: SendMessageParams, b: SendMessageParams) =>

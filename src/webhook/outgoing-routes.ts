@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { countAsWebhook, loggedClientAbort } from "../log/access-log.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
@@ -238,7 +239,9 @@ export function registerOutgoingRoutes(
       hangUp(reply);
       return "answered";
     };
-    app.post(bot.path, { errorHandler: answerErrors(blog) }, async (request, reply) => {
+    // A test's kill as an answer goes out (see failpoints.ts).
+    const onSend = async () => failpoint("answer-sending");
+    app.post(bot.path, { errorHandler: answerErrors(blog), onSend }, async (request, reply) => {
       const arrived = clock.now();
       countAsWebhook(request, bot.path);
       // The token first: a caller without it learns nothing of what the path takes (a body that
