@@ -183,7 +183,10 @@ export function createClient(options: ClientOptions): Client {
     onResponse: options.onResponse,
     onRateLimitWait: options.onRateLimitWait,
   });
-  const request = options.capture ? capturing(transport, options.capture) : transport;
+  const send = options.capture ? capturing(transport, options.capture) : transport;
+  // The escape hatch's path is relative to /api/v1: "users/me" is "/users/me", not "/api/v1users/me".
+  const request = ((method, path, ...rest) =>
+    send(method, path.startsWith("/") ? path : `/${path}`, ...rest)) as RequestFn;
   // The client is the ServerState its resources read and update (featureLevel, isBot).
   const client = Object.assign(Object.create(lazyResources) as Resources, {
     origin,

@@ -138,6 +138,20 @@ describe("createClient", () => {
     await Promise.all(polls);
   });
 
+  test("the escape hatch takes a path relative to /api/v1 with or without its leading slash", async ({
+    server,
+    makeClient,
+  }) => {
+    const client = makeClient();
+    server.reply(success({ alert_words: [] }), success({ alert_words: [] }));
+    await client.request("GET", "/users/me/alert_words");
+    await client.request("GET", "users/me/alert_words");
+    expect(server.requests.map((r) => r.path)).toEqual([
+      "/api/v1/users/me/alert_words",
+      "/api/v1/users/me/alert_words",
+    ]);
+  });
+
   test("the client object exposes no secret", ({ makeClient }) => {
     const client = makeClient();
     expect(Object.keys(client)).not.toContain("apiKey");
