@@ -25,6 +25,8 @@ export interface SchedulerStatsLike {
 /** What a bot runtime reports (see `BotRuntimeOptions.metrics`). */
 export interface RuntimeMetricsSink {
   eventReceived(type: string): void;
+  /** The type's series, at 0 before its first count (a cron job's at its first run). */
+  typeSeen(type: string): void;
   eventHandled(type: string, seconds: number): void;
   /** One run of a handler threw (each attempt counts). */
   eventFailed(type: string, seconds: number): void;
@@ -293,6 +295,7 @@ export class BothostMetrics {
     for (const outcome of ["echo", "found", "absent"]) verifications(outcome).inc(0);
     return {
       eventReceived: (type) => perType(type).received.inc(),
+      typeSeen: (type) => void perType(type),
       eventHandled: (type, seconds) => {
         const m = perType(type);
         m.handled.inc();

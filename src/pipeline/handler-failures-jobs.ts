@@ -18,11 +18,18 @@ import { fenced } from "./stop-cut.ts";
  * firing, less the server's clock's slack); a failed attempt runs again after a pause (a replayed
  * letter's attempts each in the bot's replay turn, given back at its pauses); once every
  * attempt failed, it is a dead letter (source "job"), or, failed on the store's outage, waits for it.
+ * Counted as an event's runs are, under the type `cron_job`: each attempt handled or failed (or
+ * failed on the store's outage), and the occurrence failed for good once kept.
  */
 export function jobRunner(
   o: Pick<HandlerFailuresOptions, "letters" | "log" | "health" | "clock" | "handlerTimeoutMs"> & {
     effects: EffectRecords | undefined;
-    metrics: Pick<DispatchMetrics, "storeOutage"> | undefined;
+    metrics:
+      | Pick<
+          DispatchMetrics,
+          "typeSeen" | "eventHandled" | "eventFailed" | "eventFailedForGood" | "storeOutage"
+        >
+      | undefined;
   },
   failures: Settles,
 ): RunJob {
@@ -41,18 +48,24 @@ export function jobRunner(
     const effectsOf = (rerun: boolean): SendEffects | undefined =>
       records && { run: records.run(key, rerun, carried, false, before), after: undefined, since };
     const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
+    const { type } = occurrence;
+    // Its series from its first run, at 0: else its first failure's count would be born at 1,
+    // unseen by an alert's increase().
+    o.metrics?.typeSeen(type);
     const run = async (s: AbortSignal, effects: SendEffects | undefined) => {
       const started = monotonicMs();
+      const seconds = () => (monotonicMs() - started) / 1000;
       try {
         await attempt(s, effects, key);
+        o.metrics?.eventHandled(type, seconds());
       } catch (err) {
         const outage = outageOf(err);
         if (outage) {
-          o.metrics?.storeOutage(occurrence.type, (monotonicMs() - started) / 1000);
+          o.metrics?.storeOutage(type, seconds());
           // Once the outage is said (store-health.ts), each of its tries only at debug; a lost lease's too.
           const level = o.health?.repeats(err) || fenced(outage) ? "debug" : "warn";
           o.log[level]({ ...outage, ...job }, STORE_OUTAGE_LINE);
-        }
+        } else if (!failures.stopped) o.metrics?.eventFailed(type, seconds()); // cut by the stop: no failure of its own
         throw err;
       }
     };
@@ -91,6 +104,8 @@ export function jobRunner(
         },
         err,
       );
+      // "replays": the stop cut its attempts, no failure for good.
+      if (outcome === false) o.metrics?.eventFailedForGood(type);
       return outcome === true;
     }
   };

@@ -72,6 +72,8 @@ export type SettleOutcome = boolean | "resumes" | "replays";
 /** What settles a failed run: `HandlerFailures`, as a cron job's runner sees it. */
 export interface Settles {
   settle(run: FailedRun, error: unknown): Promise<SettleOutcome>;
+  /** The bot is stopping: a run failing now was cut by the stop, no failure of its own. */
+  readonly stopped: boolean;
   /** Some attempts counted before this start ran out (failed-attempts.ts). */
   readonly countsRanOut: boolean;
   /** Set when `run`'s attempts ran out before this start: it is settled with this instead of running. */

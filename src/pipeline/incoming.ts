@@ -81,6 +81,8 @@ export interface FailureMetrics {
 /** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */
 export interface DispatchMetrics extends FailureMetrics {
   eventReceived(type: string): void;
+  /** The type's series, at 0 before its first count: a cron job's at its first run, which no arrival counts. */
+  typeSeen(type: string): void;
   eventHandled(type: string, seconds: number): void;
   eventFailed(type: string, seconds: number): void;
   /** An event failed for good: kept as a dead letter, or it threw NoRetry with deadLetter: false. */
