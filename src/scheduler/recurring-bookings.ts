@@ -116,10 +116,11 @@ export class RecurringBookings {
     if (event.type !== "scheduled_messages") return;
     if (event.op === "remove") {
       const messageId = event.scheduled_message_id;
-      void this.#enqueue(async () => {
+      void this.#enqueue(async (about) => {
         const found = this.#ownerOf(messageId);
         if (!found) return; // not ours, or a booking we replaced ourselves
         const [a, rec] = found;
+        about.id = a.id;
         await this.#settle(a, rec);
         failpoint("booking-settled");
         const after = Math.max(this.#o.clock.now(), Date.parse(rec.occurrence));
@@ -128,10 +129,11 @@ export class RecurringBookings {
       });
     } else if (event.op === "update" && event.scheduled_message.failed) {
       const sm = event.scheduled_message;
-      void this.#enqueue(async () => {
+      void this.#enqueue(async (about) => {
         const found = this.#ownerOf(sm.scheduled_message_id);
         if (found) {
           const [a, rec] = found;
+          about.id = a.id;
           await this.#handleFailed(a, rec, sm, await this.#server.target(a.id, a.spec));
         }
         this.#armCheck();
@@ -151,15 +153,16 @@ export class RecurringBookings {
     await this.#chain;
   }
 
-  #enqueue(step: () => Promise<void>): Promise<void> {
+  #enqueue(step: (about: { id?: string }) => Promise<void>): Promise<void> {
     this.#chain = this.#chain.then(async () => {
       if (this.#stopped) return;
+      const about: { id?: string } = {}; // the step's announcement once known: its failure names it
       try {
-        await step();
+        await step(about);
       } catch (err) {
         this.#o.stats.bookingErrors++;
-        const mistake = this.#mistakes.said(this.#o.log, undefined, err);
-        if (!mistake) this.#o.log.error({ err }, "scheduler step failed; retrying");
+        const mistake = this.#mistakes.said(this.#o.log, about.id, err);
+        if (!mistake) this.#o.log.error({ err, announcement: about.id }, "scheduler step failed; retrying");
         this.#timers.retry(mistake);
       }
     });

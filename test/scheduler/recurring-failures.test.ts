@@ -1,6 +1,7 @@
+import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi, RecurringAnnouncement } from "../../src/bot/bot-api.ts";
-import { createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
+import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());
@@ -184,5 +185,28 @@ describe("crashes and booking errors", () => {
     await world.advanceTo("2026-03-02T07:30:00Z"); // the retry comes 30 minutes later
     await expect.poll(rows).toEqual([{ at: "2026-03-02T08:00:00.000Z", failed: false }]);
     expect(world.sandbox.control.users().some((u) => u.email === MEMBER)).toBe(true);
+  });
+  it("refused by the server when the next is booked after a delivery's failure: the warning names the announcement", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    await world.botClient().channels.subscribe({ subscriptions: [{ name: "secret" }], invite_only: true });
+    await world.start(declare({ ...standup, to: "secret" }));
+    expect(rows()).toEqual([{ at: "2026-03-02T08:00:00.000Z", failed: false }]);
+    // The bot leaves its private channel: the server can no longer send there, nor book there.
+    const auth = Buffer.from(`${BOT}:${world.sandbox.control.apiKeyOf(BOT)}`).toString("base64");
+    const left = await request(`${world.sandbox.url}/api/v1/users/me/subscriptions`, {
+      method: "DELETE",
+      headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+      body: `subscriptions=${encodeURIComponent('["secret"]')}`,
+    });
+    expect(left.statusCode).toBe(200);
+    await left.body.dump();
+    await world.advanceTo("2026-03-02T08:00:00Z"); // failed, moved a minute on
+    await expect.poll(rows).toEqual([{ at: "2026-03-02T08:01:00.000Z", failed: false }]);
+    await world.advanceTo("2026-03-02T08:01:00Z"); // failed again: dropped, the next refused
+    const said = () => world.logs.filter((l) => String(l.msg).includes("cannot be booked"));
+    await expect.poll(said).toHaveLength(1);
+    expect(said()[0]).toMatchObject({ level: 40, announcement: "standup", code: "STREAM_DOES_NOT_EXIST" });
+    expect(said()[0]!.msg).toMatch(/^announcement "standup" cannot be booked: /);
+    expect(rows()).toEqual([]);
   });
 });

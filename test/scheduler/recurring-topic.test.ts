@@ -90,7 +90,8 @@ describe("a topic function longer than the server allows", () => {
     // Booking Monday after the delivery fails: a mistake of the config, said once at warn, no stack.
     const refused = () => world.logs.find((l) => l.code === "SCHEDULE_INVALID" && l.level === 40);
     await expect.poll(refused).toMatchObject({
-      msg: 'an announcement cannot be booked: announcement "standup": its topic for 2026-03-09T08:30:00.000Z is 67 characters; the server allows 60 (it would cut it short). Shorten it. Tried again every 30 minutes, and at each start.',
+      announcement: "standup",
+      msg: 'announcement "standup" cannot be booked: its topic for 2026-03-09T08:30:00.000Z is 67 characters; the server allows 60 (it would cut it short). Shorten it. Tried again every 30 minutes, and at each start.',
     });
     expect(refused()).not.toHaveProperty("err");
     await world.advanceTo("2026-03-06T08:32:00Z");
