@@ -6,18 +6,11 @@
  */
 import { serverRefusal } from "../../api/refusals.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
-import type { Where } from "../addressed.ts";
 import { channelKey, dmKey } from "../conversation-key.ts";
+import type { AskedIn } from "./dialog-record.ts";
 
 /** The `where` option: a channel and topic (as `ctx.where` gives them), or people to write to directly. */
 export type AskWhere = { channel: string; channelId?: number; topic: string } | { direct: readonly number[] };
-
-/** A place resolved: its conversation key, its name for people, and how to send there. */
-export interface AskPlace {
-  key: string;
-  label: string;
-  to: Where;
-}
 
 const where = (detail: string) =>
   new BothostError(
@@ -49,7 +42,7 @@ export async function placeOf(
   w: AskWhere,
   selfId: number,
   channelId: (name: string) => Promise<number>,
-): Promise<AskPlace> {
+): Promise<AskedIn> {
   if ("direct" in w) {
     const ids = [...new Set([...w.direct, selfId])];
     // A direct message with the bot alone has no one to answer (and the server refuses the send).

@@ -160,7 +160,7 @@ export async function prompt<T>(
         ...(emoji && { react: emoji }),
         ...escapes,
         ...(from && choices && { choices: [...choices] }),
-        ...(place && { in: { key: place.key, label: place.label, to: place.to } }),
+        ...(place && { in: place }),
       };
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
