@@ -12,9 +12,8 @@ import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
 import type { Sender, SendTo, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
-import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
+import { checkChoices, choiceOf, choicesOf, waitFrom, withChoices } from "./ask-options.ts";
 import { checkWhere, placeOf } from "./ask-where.ts";
-import type { Escaping } from "./dialog-head.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { ANYONE } from "./dialog-places.ts";
 import { type AskedIn, type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
@@ -112,6 +111,18 @@ export async function prompt<T>(
   const step = turn.nextStep();
   let id = options.id ?? `#${step + 1}`;
   let fp = fingerprint(options, id, options.id === undefined ? text : undefined, from, where);
+  /** What the log keeps of this step's question, its text `said` (asked in `place`, when elsewhere). */
+  const asked = (said: string, place: AskedIn | undefined): Asked => ({
+    step,
+    id,
+    fp,
+    text: said,
+    ...(from && { from }),
+    ...(emoji && { react: emoji }),
+    ...escapes,
+    ...(from && choices && { choices: [...choices] }),
+    ...(place && { in: place }),
+  });
   const record = turn.record;
   const recorded = record?.steps[step];
   if (recorded === undefined) {
@@ -151,21 +162,10 @@ export async function prompt<T>(
     // the question needs where it is asked (deletions, moves) are asked for before it is out.
     dialogs.asking(head, askIn, fresh);
     try {
-      const asked = {
-        step,
-        id,
-        fp,
-        text,
-        ...(from && { from }),
-        ...(emoji && { react: emoji }),
-        ...escapes,
-        ...(from && choices && { choices: [...choices] }),
-        ...(place && { in: place }),
-      };
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
         : [];
-      return await ask(dialogs, turn, ctx, head, start, asked, now() + timeoutMs, timeoutMs, now);
+      return await ask(dialogs, turn, ctx, head, start, asked(text, place), timeoutMs, now);
     } catch (err) {
       // Cut by the handler timeout, the run is attempted again out of the conversation's order:
       // its entry stays until the runs are over (runs.ts), and the person's answer waits for them.
@@ -226,29 +226,11 @@ export async function prompt<T>(
   if (recorded.timedOut) throw new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`);
   if (recorded.deleted) throw new PromptError("PROMPT_DELETED", "the question was deleted.");
   // Every answer so far was refused (and asked again): wait at this step anew.
-  return ask(
-    dialogs,
-    turn,
-    ctx,
-    record!,
-    [],
-    {
-      step,
-      id,
-      fp,
-      text: recorded.question,
-      ...(from && { from }),
-      ...(emoji && { react: emoji }),
-      ...escapes,
-      ...(from && choices && { choices: [...choices] }),
-      ...(recorded.in && { in: recorded.in }),
-    },
-    now() + timeoutMs,
-    timeoutMs,
-    now,
-    again,
-  );
+  return ask(dialogs, turn, ctx, record!, [], asked(recorded.question, recorded.in), timeoutMs, now, again);
 }
+
+/** A question's `ask` entry but for what its send and its append make (its message, time and deadline). */
+type Asked = Omit<Extract<LogEntry, { t: "ask" }>, "t" | "msg" | "at" | "deadline">;
 
 /**
  * Send the question of step `asked` (unless `again` is given: the refusal that already asked it
@@ -261,25 +243,12 @@ async function ask<T>(
   ctx: PromptContext,
   head: DialogHead,
   start: LogEntry[],
-  asked: {
-    step: number;
-    id: string;
-    fp: string;
-    text: string;
-    from?: WaitFrom;
-    react?: Record<string, string>;
-    back?: string;
-    cmd?: Escaping;
-    cancel?: string;
-    choices?: string[];
-    in?: AskedIn;
-    lost?: string;
-  },
-  deadline: number,
+  asked: Asked,
   timeoutMs: number,
   now: () => number,
   again: { id: number } | undefined | false = false,
 ): Promise<T> {
+  const deadline = now() + timeoutMs;
   const send = again === false;
   // An end asked for meanwhile (an operator's, landed or still tried): no question goes out.
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
