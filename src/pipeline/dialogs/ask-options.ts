@@ -3,7 +3,7 @@
  * question in the dialog's log, so that a replay and a restart mean the same.
  */
 import { isAtLeast, ROLE_NAMES, type RoleName } from "../../effects/users/roles.ts";
-import { BothostError } from "../../errors/bothost-error.ts";
+import { optionMistake } from "./prompt-error.ts";
 
 /** Who may answer, as the prompt's options say it. */
 export type AnswerFrom = number | readonly number[] | { group: string } | { role: RoleName };
@@ -35,8 +35,7 @@ export function waitFrom(
   except: readonly number[] | undefined,
 ): WaitFrom | undefined {
   if (from === undefined) {
-    if (except !== undefined)
-      throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `except` needs `from` (who may answer).");
+    if (except !== undefined) throw optionMistake("`except` needs `from` (who may answer).");
     return undefined;
   }
   const out: WaitFrom = {};
@@ -48,12 +47,11 @@ export function waitFrom(
     else if (ROLE_NAMES.includes(role as RoleName)) out.role = role as RoleName;
   }
   if (Object.keys(out).length === 0 || !(out.ids ?? []).every(isUserId))
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): \`from\` must be a user id, a list of user ids, { group: name } with a name, or { role } with one of ${ROLE_NAMES.join(", ")}.`,
+    throw optionMistake(
+      `\`from\` must be a user id, a list of user ids, { group: name } with a name, or { role } with one of ${ROLE_NAMES.join(", ")}.`,
     );
   if (except !== undefined && !(Array.isArray(except) && except.every(isUserId)))
-    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `except` must be a list of user ids.");
+    throw optionMistake("`except` must be a list of user ids.");
   if (except !== undefined && except.length > 0) out.except = [...except];
   return out;
 }
@@ -92,10 +90,7 @@ export function choicesOf(option: readonly string[] | Readonly<Record<string, st
     names.some((n) => typeof n !== "string" || !/^[a-z0-9_+-]+$/.test(n)) ||
     new Set(names).size !== names.length
   )
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      "ctx.prompt(): `choices` maps each value to a different emoji name (e.g. check).",
-    );
+    throw optionMistake("`choices` maps each value to a different emoji name (e.g. check).");
   return {
     list: entries.map(([value]) => value),
     emoji: Object.fromEntries(entries.map(([v, n]) => [n, v])),
@@ -118,10 +113,7 @@ export function checkChoices(choices: readonly string[] | undefined): void {
   if (choices === undefined) return;
   const lower = choices.map((c) => (typeof c === "string" ? c.trim().toLowerCase() : ""));
   if (choices.length < 2 || lower.some((c) => c === "") || new Set(lower).size !== lower.length)
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      "ctx.prompt(): `choices` must be at least two different, non-empty strings.",
-    );
+    throw optionMistake("`choices` must be at least two different, non-empty strings.");
 }
 
 /** Text as choices compare it: without case, spaces around, or a final period. */

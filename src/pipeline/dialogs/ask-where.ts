@@ -5,18 +5,15 @@
  * same conversation.
  */
 import { serverRefusal } from "../../api/refusals.ts";
-import { BothostError } from "../../errors/bothost-error.ts";
 import { channelKey, dmKey } from "../conversation-key.ts";
 import type { AskedIn } from "./dialog-record.ts";
+import { optionMistake } from "./prompt-error.ts";
 
 /** The `where` option: a channel and topic (as `ctx.where` gives them), or people to write to directly. */
 export type AskWhere = { channel: string; channelId?: number; topic: string } | { direct: readonly number[] };
 
 const where = (detail: string) =>
-  new BothostError(
-    "PROMPT_OPTIONS",
-    `ctx.prompt(): \`where\` must be { channel, topic } or { direct: [user ids] }: ${detail}.`,
-  );
+  optionMistake(`\`where\` must be { channel, topic } or { direct: [user ids] }: ${detail}.`);
 
 /** The `where` option checked (a mistake names what is wrong). */
 export function checkWhere(value: unknown): AskWhere {
@@ -66,9 +63,8 @@ export async function placeOf(
 function refusedChannel(channel: string, err: unknown): never {
   const refusal = serverRefusal(err);
   if (refusal === undefined) throw err;
-  throw new BothostError(
-    "PROMPT_OPTIONS",
-    `ctx.prompt(): \`where\` names the channel ${JSON.stringify(channel)}, which the server refused: ${refusal.reason} (${refusal.status} ${refusal.code}).`,
+  throw optionMistake(
+    `\`where\` names the channel ${JSON.stringify(channel)}, which the server refused: ${refusal.reason} (${refusal.status} ${refusal.code}).`,
     { cause: err },
   );
 }

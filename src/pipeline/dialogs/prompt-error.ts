@@ -1,8 +1,12 @@
 /**
- * How a `ctx.prompt()` ends without an answer the handler can use, and the log lines of a run
- * that such an end stopped.
+ * How a `ctx.prompt()` fails: a mistake in its options, or an end without an answer the handler
+ * can use (and the log lines of a run that such an end stopped).
  */
 import { BothostError } from "../../errors/bothost-error.ts";
+
+/** A mistake in `ctx.prompt()`'s options (`PROMPT_OPTIONS`): `what` is wrong, and how. */
+export const optionMistake = (what: string, options?: { cause?: unknown }) =>
+  new BothostError("PROMPT_OPTIONS", `ctx.prompt(): ${what}`, options);
 
 /**
  * What `ctx.prompt()` rejects with:

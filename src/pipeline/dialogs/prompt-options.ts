@@ -4,13 +4,13 @@
  */
 
 import { parseDuration } from "../../config/duration.ts";
-import { BothostError } from "../../errors/bothost-error.ts";
 import { suggest } from "../../errors/did-you-mean.ts";
 import { issueInWords } from "../../errors/issue-words.ts";
 import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
 import type { Escaping } from "./dialog-head.ts";
 import type { DialogAnswer, DialogStep } from "./dialog-record.ts";
+import { optionMistake } from "./prompt-error.ts";
 
 type ParseResult<T> =
   | { success: true; data: T }
@@ -157,18 +157,16 @@ export function checkSchema(schema: unknown): void {
   if (schema === undefined) return;
   const parse = (schema as { safeParse?: unknown } | null)?.safeParse;
   if ((typeof schema !== "object" && typeof schema !== "function") || typeof parse !== "function")
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): \`schema\` must be a zod schema such as z.enum(["small", "large"]) or z.coerce.number(), got ${describe(schema)}.`,
+    throw optionMistake(
+      `\`schema\` must be a zod schema such as z.enum(["small", "large"]) or z.coerce.number(), got ${describe(schema)}.`,
     );
   const expected = notText(schema as AnswerSchema<unknown>);
   if (expected !== undefined) {
     const coerced = ["number", "bigint", "boolean", "date"].includes(expected)
       ? `z.coerce.${expected}()`
       : undefined;
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): \`schema\` expects ${expected === "object" || expected === "array" ? "an" : "a"} ${expected}, but an answer is text, so it would refuse every one${coerced ? `: use ${coerced}, which reads the text` : ""}.`,
+    throw optionMistake(
+      `\`schema\` expects ${expected === "object" || expected === "array" ? "an" : "a"} ${expected}, but an answer is text, so it would refuse every one${coerced ? `: use ${coerced}, which reads the text` : ""}.`,
     );
   }
 }
@@ -207,9 +205,8 @@ export function cancelOf(
   if (typeof option === "object" && option !== null && isText(option.word) && isText(option.reply))
     return { word: option.word, reply: option.reply };
   // A shape read only once the person answers would fail there, with no reply to them.
-  throw new BothostError(
-    "PROMPT_OPTIONS",
-    `ctx.prompt(): \`cancel\` must be a word, false, or { word, reply } (two texts), got ${JSON.stringify(option)}.`,
+  throw optionMistake(
+    `\`cancel\` must be a word, false, or { word, reply } (two texts), got ${JSON.stringify(option)}.`,
   );
 }
 
@@ -220,10 +217,7 @@ function commandsOf(commands: PromptOptions<unknown>["commands"]): Escaping | un
   if (commands === undefined || typeof commands === "boolean") return commands;
   const names = Array.isArray(commands) ? commands : [];
   if (names.length === 0 || names.some((n) => typeof n !== "string" || n.trim() === ""))
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      "ctx.prompt(): `commands` must be true, false or a list of the bot's command names.",
-    );
+    throw optionMistake("`commands` must be true, false or a list of the bot's command names.");
   return names.map((n: string) => n.trim().toLowerCase().split(/\s+/).join(" "));
 }
 
@@ -243,11 +237,9 @@ export function escapesOf(
 ): { back?: string; cmd?: Escaping; cancel?: string; lost?: string } {
   const { back = "back", commands } = options;
   const lost = options.texts?.lost;
-  if (lost !== undefined && !isText(lost))
-    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `texts.lost` must be a text.");
+  if (lost !== undefined && !isText(lost)) throw optionMistake("`texts.lost` must be a text.");
   const cancel = cancelOf(options.cancel);
-  if (back !== false && !isText(back))
-    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `back` must be a word or false.");
+  if (back !== false && !isText(back)) throw optionMistake("`back` must be a word or false.");
   const cmd = commandsOf(commands);
   return {
     // Only the dialog's own person goes back: never on a question others answer.
@@ -298,34 +290,24 @@ const TEXT_KEYS = Object.keys({ refused: 1, gaveUp: 1, changed: 1, lost: 1 } sat
 export function checkOptionKeys(options: unknown): void {
   const unknownIn = (value: unknown, keys: readonly string[], what: string, noun: string): void => {
     if (typeof value !== "object" || value === null || Array.isArray(value))
-      throw new BothostError(
-        "PROMPT_OPTIONS",
-        `ctx.prompt(): ${what} must be an object, got ${JSON.stringify(value)}.`,
-      );
+      throw optionMistake(`${what} must be an object, got ${JSON.stringify(value)}.`);
     for (const key of Object.keys(value)) {
       if (keys.includes(key)) continue;
       const hint = suggest(key, keys);
-      throw new BothostError(
-        "PROMPT_OPTIONS",
-        `ctx.prompt(): unknown ${noun} "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid: ${keys.join(", ")}.`,
+      throw optionMistake(
+        `unknown ${noun} "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid: ${keys.join(", ")}.`,
       );
     }
   };
   unknownIn(options, OPTION_KEYS, "the options", "option");
   const { id, texts } = options as PromptOptions<unknown>;
   if (id !== undefined && !isText(id))
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): \`id\` must be a text, got ${JSON.stringify(id)}.`,
-    );
+    throw optionMistake(`\`id\` must be a text, got ${JSON.stringify(id)}.`);
   if (texts === undefined) return;
   unknownIn(texts, TEXT_KEYS, "`texts`", "text");
   for (const [key, text] of Object.entries(texts)) {
     if (text !== undefined && !isText(text))
-      throw new BothostError(
-        "PROMPT_OPTIONS",
-        `ctx.prompt(): \`texts.${key}\` must be a text, got ${JSON.stringify(text)}.`,
-      );
+      throw optionMistake(`\`texts.${key}\` must be a text, got ${JSON.stringify(text)}.`);
   }
 }
 
@@ -334,9 +316,8 @@ export function timeoutOf(value: number | string | undefined): number {
   if (value === undefined) return PROMPT_DEFAULT_TIMEOUT_MS;
   const ms = parseDuration(value);
   if (ms === undefined || ms < PROMPT_MIN_TIMEOUT_MS || ms > PROMPT_MAX_TIMEOUT_MS) {
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): timeout must be between 1s and 30d (ms, or a duration such as "10m" or "3d"), got ${JSON.stringify(value)}.`,
+    throw optionMistake(
+      `timeout must be between 1s and 30d (ms, or a duration such as "10m" or "3d"), got ${JSON.stringify(value)}.`,
     );
   }
   return ms;

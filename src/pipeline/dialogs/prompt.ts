@@ -20,7 +20,13 @@ import { type AskedIn, type DialogHead, type LogEntry, newHead } from "./dialog-
 import { V1_STEP } from "./dialog-v1.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { nestedAdded } from "./nested-effects.ts";
-import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from "./prompt-error.ts";
+import {
+  MAX_LOG_BYTES,
+  MAX_STEPS,
+  MAX_WAITING_PER_PERSON,
+  optionMistake,
+  PromptError,
+} from "./prompt-error.ts";
 import {
   cancelOf,
   cancels,
@@ -94,15 +100,12 @@ export async function prompt<T>(
   const timeoutMs = timeoutOf(options.timeout);
   const tries = options.tries ?? DEFAULT_TRIES;
   if (!Number.isSafeInteger(tries) || tries < 1)
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): tries must be a whole number ≥ 1, got ${JSON.stringify(tries)}.`,
-    );
+    throw optionMistake(`tries must be a whole number ≥ 1, got ${JSON.stringify(tries)}.`);
   const { list: choices, emoji } = choicesOf(options.choices as never);
   checkChoices(choices);
   checkSchema(options.schema);
   if (choices !== undefined && options.schema !== undefined)
-    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): give `choices` or `schema`, not both.");
+    throw optionMistake("give `choices` or `schema`, not both.");
   const from = waitFrom(options.from, options.except);
   const escapes = escapesOf(options, turn.step);
   const where = options.where === undefined ? undefined : checkWhere(options.where);
@@ -137,9 +140,8 @@ export async function prompt<T>(
     const fresh = record === undefined;
     const place = where && (await placeOf(where, ctx.bot.userId, ctx.channelId));
     if (where && "direct" in where && from === undefined && !where.direct.includes(head.userId))
-      throw new BothostError(
-        "PROMPT_OPTIONS",
-        `ctx.prompt(): \`where\` is a direct message without the person asked (user ${head.userId}): add them, or say who answers with \`from\`.`,
+      throw optionMistake(
+        `\`where\` is a direct message without the person asked (user ${head.userId}): add them, or say who answers with \`from\`.`,
       );
     const askIn = place?.key ?? head.home?.[0] ?? head.conversation;
     // Asked outside the run's own conversation, the run is out of that one's order: a dialog
