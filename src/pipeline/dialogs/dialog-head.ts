@@ -133,6 +133,13 @@ export function headOf(dialog: DialogHead): DialogHead {
   return head as unknown as DialogHead;
 }
 
+/** `head` with its note marked `sending` (see {@link EndNote}), or not; as it is without a note. */
+export function markedSending(head: DialogHead, sending: boolean): DialogHead {
+  if (head.note === undefined) return head;
+  const { sending: _, ...note } = head.note;
+  return { ...head, note: sending ? { ...note, sending: true } : note };
+}
+
 /** A new dialog's header, before its first append. */
 export function newHead(
   fields: Pick<DialogHead, "id" | "userId" | "userName" | "conversation" | "where" | "startedAt">,

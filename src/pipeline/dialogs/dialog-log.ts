@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue, StateStore, StoreWrite } from "../../state/state-store.ts";
+import { markedSending } from "./dialog-head.ts";
 import {
   asHead,
   type DialogHead,
@@ -101,14 +102,7 @@ export class DialogLog {
 
   /** Ended dialog `id`'s note was said: its header holds it no more, and is kept {@link ENDED_KEPT_MS} from now. */
   async noteSaid(id: string): Promise<void> {
-    const said = (current: JsonValue | undefined) => {
-      const head = asHead(current);
-      if (head?.note === undefined) return current;
-      const { note, ...rest } = head;
-      return rest as unknown as JsonValue;
-    };
-    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: said, ttlMs: ENDED_KEPT_MS }]);
-    await this.#commit();
+    await this.#changeNote(id, ({ note, ...rest }) => rest, ENDED_KEPT_MS);
     this.notes.said(id);
   }
 
@@ -118,16 +112,7 @@ export class DialogLog {
    * keeps the note (false: said already, or the header gone).
    */
   async noteSending(id: string, sending: boolean): Promise<boolean> {
-    let kept = false;
-    const marked = (current: JsonValue | undefined) => {
-      const head = asHead(current);
-      kept = head?.note !== undefined;
-      if (head?.note === undefined) return current;
-      const { sending: _, ...note } = head.note;
-      return { ...head, note: sending ? { ...note, sending: true } : note } as unknown as JsonValue;
-    };
-    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: marked }]);
-    await this.#commit();
+    const kept = await this.#changeNote(id, (head) => markedSending(head, sending));
     if (kept) this.notes.marked(id, sending);
     else this.notes.said(id);
     return kept;
@@ -139,17 +124,34 @@ export class DialogLog {
    * records hold those of its dialog's log, which the end read, and its own). Resolves whether the
    * header kept them (false: the dialog not ended, or its note said already).
    */
-  async noteProgress(id: string, progress: JsonValue): Promise<boolean> {
-    let kept = false;
-    const carried = (current: JsonValue | undefined) => {
+  noteProgress(id: string, progress: JsonValue): Promise<boolean> {
+    return this.#changeNote(id, (head) =>
+      head.ended === undefined ? undefined : { ...head, note: { ...head.note, progress } },
+    );
+  }
+
+  /**
+   * Dialog `id`'s header, while it keeps a note, as `change` makes it (undefined: left as it is),
+   * written and committed (`ttlMs`: kept that long from now, changed or not). Resolves whether it
+   * was changed.
+   */
+  async #changeNote(
+    id: string,
+    change: (head: DialogHead & { note: EndNote }) => DialogHead | undefined,
+    ttlMs?: number,
+  ): Promise<boolean> {
+    let changed = false;
+    const fn = (current: JsonValue | undefined) => {
       const head = asHead(current);
-      kept = head?.ended !== undefined && head.note !== undefined;
-      if (!kept || head === undefined) return current;
-      return { ...head, note: { ...head.note, progress } } as unknown as JsonValue;
+      const next = head?.note === undefined ? undefined : change(head as DialogHead & { note: EndNote });
+      changed = next !== undefined;
+      return next === undefined ? current : (next as unknown as JsonValue);
     };
-    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: carried }]);
+    await this.#store.applyWrites([
+      { op: "update", key: headKey(id), fn, ...(ttlMs !== undefined && { ttlMs }) },
+    ]);
     await this.#commit();
-    return kept;
+    return changed;
   }
 
   /** The header of dialog `id` as the store holds it. */

@@ -4,7 +4,7 @@
  * way, dropped once said. A running daemon lists them (`bothost dialogs`, `bothost status`) as
  * the offline listing does from the store (daemon/stored-dialogs.ts).
  */
-import type { DialogHead } from "./dialog-record.ts";
+import { type DialogHead, markedSending } from "./dialog-head.ts";
 
 /** An ended dialog's end note not said yet. */
 export interface PendingNote {
@@ -71,9 +71,7 @@ export class PendingNotes {
   /** Dialog `id`'s note marked `sending` in its header, or unmarked. */
   marked(id: string, sending: boolean): void {
     const head = this.#heads.get(id);
-    if (head?.note === undefined) return;
-    const { sending: _, ...note } = head.note;
-    this.#heads.set(id, { ...head, note: sending ? { ...note, sending: true } : note });
+    if (head?.note !== undefined) this.#heads.set(id, markedSending(head, sending));
   }
 
   /** Dialog `id`'s note is being said by this process (true) or no longer (false). */
