@@ -18,8 +18,42 @@ export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped
  */
 export type EndNote = { to: JsonValue; at: number; self: number; progress?: JsonValue; sending?: true };
 
+/**
+ * What a question is, beyond its message and deadline: its `ask` entry's fields (dialog-record.ts),
+ * which the header holds while it waits (each question's replace the last one's). A type, not an
+ * interface: it is JSON.
+ */
+export type AskedFields = {
+  /** Who may answer, when not the person the dialog is with. */
+  from?: WaitFrom;
+  /** Emoji name → choice: a reaction on the question answers with that choice. */
+  react?: Record<string, string>;
+  /**
+   * Emoji name → the emoji's identity (`reaction_type:emoji_code`), for the buttons whose code is
+   * known: a press under another name of the same emoji answers too (button-codes.ts).
+   */
+  rc?: Record<string, string>;
+  /** The message its buttons are on, when not the question: the refusal that asked it again. */
+  btn?: number;
+  /** The word that asks the previous question again (absent at the first, or when off). */
+  back?: string;
+  /** The bot's commands that run while the question waits: all (true), none (false), those named; absent: `help`. */
+  cmd?: Escaping;
+  /**
+   * On a question others answer (`from`), its cancel word: the dialog's person withdraws the
+   * question with it, though they answer nothing else; from anyone else it is an ordinary
+   * answer. Absent: no cancel word, or a question kept before the person could withdraw one
+   * (the word then cancels from whoever may answer).
+   */
+  cancel?: string;
+  /** On a question others answer with choices: only one of these (or its number) answers it. */
+  choices?: string[];
+  /** What the person is told should the store lose the dialog at this step (`texts.lost`). */
+  lost?: string;
+};
+
 /** The header every dialog keeps beside its log: what a start reads (never the logs). */
-export interface DialogHead {
+export interface DialogHead extends AskedFields {
   /** 2; 1 in the headers the first versions with logs wrote for records of the version before (see {@link asHead}). */
   v: 2 | 1;
   /** The origin message's id, or `s…` for a dialog the bot started (`ctx.startDialog`). */
@@ -49,32 +83,11 @@ export interface DialogHead {
   waiting: boolean;
   /** The ids of the answers recorded: a copy caught up again is no new answer. */
   answered: number[];
-  /** Who may answer the waiting question, when not the person the dialog is with. */
-  from?: WaitFrom;
-  /** Emoji name → choice, when a reaction on the waiting question answers it. */
-  react?: Record<string, string>;
-  /**
-   * Emoji name → the emoji's identity (`reaction_type:emoji_code`), for the buttons whose code is
-   * known: a press under another name of the same emoji answers too (button-codes.ts).
-   */
-  rc?: Record<string, string>;
-  /** The message the waiting question's buttons are on, when not the question (see the `ask` entry). */
-  btn?: number;
   /**
    * The dialog's own conversation and its name, while its waiting question is elsewhere
    * (`conversation` and `where` are then that question's).
    */
   home?: [string, string];
-  /** The waiting question's back word (see the `back` entry). */
-  back?: string;
-  /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
-  cmd?: Escaping;
-  /** The word the dialog's person withdraws the waiting question for others with (see the `ask` entry). */
-  cancel?: string;
-  /** The waiting question for others' choices: only they answer it (see the `ask` entry). */
-  choices?: string[];
-  /** What the person is told should the store lose the dialog (the waiting question's `texts.lost`). */
-  lost?: string;
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** An ended dialog's note (its end entry's), until it is said (see end-notes.ts). */

@@ -7,8 +7,7 @@
  */
 import type { JsonValue } from "../../state/state-store.ts";
 import type { Where } from "../addressed.ts";
-import type { WaitFrom } from "./ask-options.ts";
-import { type DialogHead, type EndNote, type EndReason, type Escaping, headOf } from "./dialog-head.ts";
+import { type AskedFields, type DialogHead, type EndNote, type EndReason, headOf } from "./dialog-head.ts";
 import { mergeNested, type NestedEffects, nestedMark, rewoundNested } from "./nested-effects.ts";
 
 export { asHead, type DialogHead, type EndNote, type EndReason, headOf, newHead } from "./dialog-head.ts";
@@ -24,7 +23,7 @@ export type LogEntry =
   /** Steps of the runs nested in the dialog's runs (a progress's edits), by run name (nested-effects.ts). */
   | { t: "nfx"; fx: JsonValue }
   /** A question asked (or asked again after refused answers) at step `step`. */
-  | {
+  | ({
       t: "ask";
       step: number;
       id: string;
@@ -34,34 +33,11 @@ export type LogEntry =
       msg: number | null;
       at: number;
       deadline: number;
-      /** Who may answer, when not the person the dialog is with. */
-      from?: WaitFrom;
-      /** Emoji name → choice: a reaction on the question answers with that choice. */
-      react?: Record<string, string>;
-      /** Emoji name → its identity (`reaction_type:emoji_code`), for the buttons whose code is known. */
-      rc?: Record<string, string>;
-      /** The message its buttons are on, when not the question: the refusal that asked it again. */
-      btn?: number;
       /** The number of effects the dialog had made before this question's send (a rewind's mark). */
       q?: number;
       /** Asked elsewhere than the dialog's own conversation (`where`): the answer is taken there. */
       in?: AskedIn;
-      /** The word that asks the previous question again (absent at the first, or when off). */
-      back?: string;
-      /** The bot's commands that run while the question waits: all (true), none (false), those named; absent: `help`. */
-      cmd?: Escaping;
-      /**
-       * On a question others answer (`from`), its cancel word: the dialog's person withdraws the
-       * question with it, though they answer nothing else; from anyone else it is an ordinary
-       * answer. Absent: no cancel word, or a question kept before the person could withdraw one
-       * (the word then cancels from whoever may answer).
-       */
-      cancel?: string;
-      /** On a question others answer with choices: only one of these (or its number) answers it. */
-      choices?: string[];
-      /** What the person is told should the store lose the dialog at this step (`texts.lost`). */
-      lost?: string;
-    }
+    } & AskedFields)
   /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
   | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
   /**
