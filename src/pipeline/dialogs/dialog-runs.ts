@@ -27,7 +27,6 @@ import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
 import { LEASE_STOP } from "../stop-cut.ts";
-import { recorded } from "./answer-copies.ts";
 import { deletedAtNewQueue } from "./deleted-at-new-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
@@ -218,7 +217,7 @@ export class DialogEngine {
    * matched again. Cut off by the stop, it is left unmarked: the next start takes it again.
    */
   #copyOr(control: TaskControl, id: string, msg: number, incoming: Incoming): unknown {
-    return this.#retrying(control, () => recorded(this.#o.dialogs, id, msg)).then(
+    return this.#retrying(control, () => this.#o.dialogs.holdsAnswer(id, msg)).then(
       (copy) => (copy ? this.#handled(control, incoming) : this.run(control, incoming)),
       () => undefined,
     );

@@ -157,6 +157,17 @@ export class Dialogs extends DialogIndex {
     return this.log.read(head);
   }
 
+  /**
+   * Whether dialog `id`'s log holds the answer of message `msg` (for a reaction: of question `msg`):
+   * by its header as this process knows it, else as the store keeps it (an ended dialog's, for a
+   * while: dialog-log.ts). An answer whose append the log refused (ended, or moved by a second
+   * instance on the same store) is a copy when it does: the other writer took it first.
+   */
+  async holdsAnswer(id: string, msg: number): Promise<boolean> {
+    const head = this.entry(id)?.head ?? (await this.log.head(id));
+    return head?.answered.includes(msg) === true;
+  }
+
   /** `run` (an answer or deadline just written) runs before the next message there; false when its dialog is not known. */
   markReady(run: ReadyRun): boolean {
     const entry = this.entry(run.id);

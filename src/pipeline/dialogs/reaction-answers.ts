@@ -9,7 +9,6 @@
 import type { BotContexts } from "../bot-contexts.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
-import { recorded } from "./answer-copies.ts";
 import { emojiIdentity } from "./button-codes.ts";
 import { type DialogEntry, whenOver, whenSettled } from "./dialog-entry.ts";
 import { nameOf } from "./dialog-reactions.ts";
@@ -109,7 +108,7 @@ export class ReactionAnswers {
    * tell) it is matched again.
    */
   async #refused(control: TaskControl, incoming: Incoming, id: string, question: number): Promise<unknown> {
-    if (!(await recorded(this.#o.dialogs, id, question).catch(() => false)))
+    if (!(await this.#o.dialogs.holdsAnswer(id, question).catch(() => false)))
       return this.run(control, incoming);
     this.#o.runs.duplicate();
     return undefined;
