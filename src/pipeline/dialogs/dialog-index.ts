@@ -29,7 +29,7 @@ import {
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import type { DialogHead } from "./dialog-record.ts";
-import type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
+import type { DialogsOptions } from "./dialogs-options.ts";
 
 export class DialogIndex {
   protected readonly o: DialogsOptions;
@@ -190,29 +190,6 @@ export class DialogIndex {
     const since = this.#byId.get(id);
     if (entry !== undefined) this.drop(entry);
     if (since !== undefined && since !== entry) this.drop(since);
-  }
-
-  /**
-   * `entry`'s log moved under this process: its entry is made again from the header the store
-   * holds now (`read`), as a start reads it (waiting at the question the log is at, by that
-   * question's deadline; or holding an answer or a deadline not yet run, which runs here in its
-   * conversation's order (`on.ready`), as the writer that recorded it may have stopped first:
-   * should it run there too, the log keeps one run's question and refuses the other's), or
-   * dropped when the dialog ended or its log is gone. A failed read rejects with the store's
-   * error: the write is tried again, refused again, and the header read again.
-   */
-  protected async reread(
-    entry: DialogEntry,
-    read: (id: string) => Promise<DialogHead | undefined>,
-    on: DialogSignals | undefined,
-  ): Promise<void> {
-    const head = await read(entry.id);
-    if (!this.current(entry)) return;
-    if (head === undefined || head.ended !== undefined) return this.drop(entry);
-    const known = this.put(head);
-    if (head.waiting) return;
-    known.ready = { id: head.id };
-    on?.ready(known.ready, head.conversation);
   }
 
   /** Every entry dropped (the bot stops, or loads its dialogs again). */

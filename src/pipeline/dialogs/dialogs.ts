@@ -135,17 +135,36 @@ export class Dialogs extends DialogIndex {
    * writer was told it failed, as a lost reply tells it), the entry goes, so that the dialog waits
    * for nothing more here (no deadline fires again, no message is matched to it, it is not
    * listed). As moved (another writer appended meanwhile: a second instance on the same store, as
-   * during a takeover), the entry is read again from the store (`reread`). Left as it
+   * during a takeover), the entry is read again from the store (`#reread`). Left as it
    * was, either would wait on at a step its log has left: a passed deadline would fire again at
    * once, refused again, in a tight loop, and each answer would be refused.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
     return append.catch(async (err: unknown) => {
       if (err instanceof DialogEnded && this.current(entry)) this.drop(entry);
-      if (err instanceof LogMoved && this.current(entry))
-        await this.reread(entry, (id) => this.log.head(id), this.#on);
+      if (err instanceof LogMoved && this.current(entry)) await this.#reread(entry);
       throw err;
     });
+  }
+
+  /**
+   * `entry`'s log moved under this process: its entry is made again from the header the store
+   * holds now, as a start reads it (waiting at the question the log is at, by that question's
+   * deadline; or holding an answer or a deadline not yet run, which runs here in its
+   * conversation's order (`DialogSignals.ready`), as the writer that recorded it may have stopped
+   * first: should it run there too, the log keeps one run's question and refuses the other's), or
+   * dropped when the dialog ended or its log is gone. A failed read rejects with the store's
+   * error: the write is tried again, refused again, and the header read again.
+   */
+  async #reread(entry: DialogEntry): Promise<void> {
+    const on = this.#on;
+    const head = await this.log.head(entry.id);
+    if (!this.current(entry)) return;
+    if (head === undefined || head.ended !== undefined) return this.drop(entry);
+    const known = this.put(head);
+    if (head.waiting) return;
+    known.ready = { id: head.id };
+    on?.ready(known.ready, head.conversation);
   }
 
   /** Dialog `id`'s log, folded, as its run replays it; `fresh`: its header read again from the store. */
