@@ -7,7 +7,7 @@ import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { MessageLedger } from "../pipeline/delivery-ledger.ts";
-import { askedInDirect, askedInTopics } from "../pipeline/dialogs/dialog-deletions.ts";
+import { askedIn } from "../pipeline/dialogs/dialog-deletions.ts";
 import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { Incoming } from "../pipeline/incoming.ts";
@@ -329,8 +329,8 @@ export class QueueSource {
         waiting: askedInChannels(entries()),
         follow: (move) => follow(move, o.signal),
         read,
-        direct: askedInDirect(entries()),
-        channel: askedInTopics(entries()),
+        direct: askedIn(entries(), "dm:"),
+        channel: askedIn(entries(), "channel:"),
         gone: (ids) => gone(ids, o.signal),
         accept: (message) =>
           o.dispatcher.accept({

@@ -53,8 +53,11 @@ export function questionAmong(entry: DialogEntry, ids: readonly number[]): numbe
   return btn !== undefined && ids.includes(btn) ? btn : undefined;
 }
 
-/** The messages of the questions waiting among `entries` in conversations of `kind` (a question's, and its buttons'). */
-function askedIn(entries: Iterable<DialogEntry>, kind: "dm:" | "channel:"): number[] {
+/**
+ * The messages of the questions waiting among `entries` in conversations of `kind` (a question's,
+ * and its buttons'): direct messages, or channel topics.
+ */
+export function askedIn(entries: Iterable<DialogEntry>, kind: "dm:" | "channel:"): number[] {
   const ids: number[] = [];
   for (const entry of entries) {
     if (!waitsAtMessage(entry) || !entry.head.conversation.startsWith(kind)) continue;
@@ -63,9 +66,3 @@ function askedIn(entries: Iterable<DialogEntry>, kind: "dm:" | "channel:"): numb
   }
   return ids;
 }
-
-/** The messages of the questions waiting in direct messages among `entries`. */
-export const askedInDirect = (entries: Iterable<DialogEntry>): number[] => askedIn(entries, "dm:");
-
-/** The messages of the questions waiting in channel topics among `entries`. */
-export const askedInTopics = (entries: Iterable<DialogEntry>): number[] => askedIn(entries, "channel:");
