@@ -82,11 +82,7 @@ export async function sayNote(
 ): Promise<void> {
   // Listed as being said while this runs (`bothost dialogs`): pending-notes.ts.
   o.dialogs.log.notes.saying(dialog.id, true);
-  try {
-    await say(o, dialog, note, stop);
-  } finally {
-    o.dialogs.log.notes.saying(dialog.id, false);
-  }
+  return say(o, dialog, note, stop).finally(() => o.dialogs.log.notes.saying(dialog.id, false));
 }
 
 async function say(
