@@ -16,6 +16,8 @@
  * `--only dialogs` (not in the default set, ~12 minutes): `--dialogs N` waiting dialogs (10,000) for
  * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8); each daemon
  * started alone on its state `--start-rounds N` times (5), alternating which first.
+ * `--only start` (not in the default set, ~1 minute): `bothost run` to "daemon started", cold, with
+ *   one TypeScript bot, `--rounds N` (15); with BENCH_CLI_BASELINE another build in the same rounds.
  * `--only calls` (not in the default set, ~20 s; needs redis-server): store calls per dialog answer on Redis.
  * `--only helpers` (not in the default set, ~40 s; needs redis-server): store calls, API requests
  *   and time per message of a handler that makes one helper call, against one that only replies.
@@ -44,6 +46,7 @@ import { runRedisList } from "./suites/redis-list.ts";
 import { runReplicaWait } from "./suites/replica-wait.ts";
 import { runScale } from "./suites/scale.ts";
 import { runScheduler } from "./suites/scheduler.ts";
+import { runStart } from "./suites/start.ts";
 import { formatTable } from "./table.ts";
 
 const { values } = parseArgs({
@@ -191,6 +194,9 @@ if (only.has("busy")) {
     },
     say,
   );
+}
+if (only.has("start")) {
+  results.start = await runStart({ rounds: Number(values.rounds ?? (quick ? 3 : 15)) }, say);
 }
 if (only.has("many")) {
   results.many = await runManyBots(

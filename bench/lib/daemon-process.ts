@@ -75,8 +75,10 @@ export function spawnDaemon(
   configFile: string,
   onLine?: (line: Record<string, unknown>) => void,
   nodeFlags: string[] = [],
+  /** Another build's executable (…/dist/cli/main.js) instead of this checkout's. */
+  cliPath = cli,
 ): DaemonProcess {
-  const child = spawn(process.execPath, [...nodeFlags, cli, "run", "--config", configFile], {
+  const child = spawn(process.execPath, [...nodeFlags, cliPath, "run", "--config", configFile], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -11,7 +11,7 @@ import { type DaemonProcess, repoRoot, spawnDaemon, writeDaemonConfig } from "./
 import { type MonitoredRedis, startMonitoredRedis } from "./redis-monitor.ts";
 
 const { startSandbox } = (await import(
-  pathToFileURL(`${repoRoot}dist/testing.js`).href
+  pathToFileURL(`${repoRoot}dist/bundle/testing.js`).href
 )) as typeof import("../../src/testing.ts");
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;

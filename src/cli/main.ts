@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * The `bothost` executable. The compile cache is turned on before anything else is loaded: the
- * command line (bothost.ts) and every module a command loads are imported only after it.
+ * command line and every module a command loads are imported only after it. Built (dist/cli/),
+ * the command line is the bundle's (rolldown.config.ts), the graph `bothost` and `bothost/testing`
+ * load too, so a bot module's imports are the daemon's own classes; run from src/, its modules.
  */
 import { enableCompileCache } from "./compile-cache.ts";
 
 enableCompileCache();
-await import("./bothost.ts");
+const bundled = new URL("../bundle/bothost.js", import.meta.url);
+await import(import.meta.url.endsWith(".js") ? bundled.href : "./bothost.ts");

@@ -1,8 +1,8 @@
 /**
  * The admin commands and `backtest` load only what they use: `--help` and a usage error load no
  * package at all, and `bothost status` not the bot runtime's (pino). Seen from a real process through
- * NODE_DEBUG=module, which names on stderr every CommonJS file Node loads (yaml, undici and pino
- * are CommonJS).
+ * NODE_DEBUG=module, which names on stderr every CommonJS file Node loads (undici and pino are
+ * CommonJS; yaml is in bothost's bundle).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, runCli } from "../support/cli.ts";
@@ -48,8 +48,9 @@ describe("the commands' startup", { timeout: 60_000 }, () => {
     const { code, stderr } = await runCli(["status", "--config", "bots/demo/bothost.yaml"], traced);
     expect(code).toBe(1);
     expect(stderr).toContain("no daemon answers");
-    const loaded = packagesLoaded(stderr);
-    expect(loaded).toContain("yaml");
-    expect(loaded).not.toContain("pino");
+    // What only the config says: its state folder (the admin socket's) and that it has no http:.
+    expect(stderr).toContain("bots/demo/.bothost/admin.sock");
+    expect(stderr).toContain("this config has no http:");
+    expect(packagesLoaded(stderr)).not.toContain("pino");
   });
 });
