@@ -29,7 +29,7 @@ export const CHANGED_NOTE =
 export const ENDED_MEANWHILE = "the dialog was ended while its run was under way: the run stopped there";
 
 /** The log line of a dialog's run whose question the log refused: another instance's run kept its own first. */
-export const RUN_ELSEWHERE =
+const RUN_ELSEWHERE =
   "another instance runs this dialog (the log kept that instance's question first): this run stopped there";
 
 /**
@@ -272,7 +272,7 @@ export function closeRuns(
  * (the stop) ends the tries; a failure is then logged, and the next start runs the dialog again.
  * Resolves whether this end ended the dialog.
  */
-export function closeLog(
+function closeLog(
   o: DialogEndParts,
   id: string,
   by: EndReason,

@@ -148,8 +148,8 @@ export function foldLog(head: DialogHead, entries: readonly LogEntry[]): DialogR
   return record;
 }
 
-/** One entry's change to `record` (the fold's step, also used to keep a record in step with its appends). */
-export function apply(record: DialogRecord, e: LogEntry): void {
+/** One entry's change to `record`: the fold's step. */
+function apply(record: DialogRecord, e: LogEntry): void {
   switch (e.t) {
     case "start":
       record.origin = e.origin;
