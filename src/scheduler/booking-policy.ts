@@ -2,6 +2,9 @@
  * The policies of recurring bookings: what to do with a booking the server marked failed, and
  * when to reconcile again.
  */
+
+import type { Logger } from "pino";
+import { isRateLimitError } from "../api/errors.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 
 /**
@@ -57,11 +60,11 @@ export class ReconcileTimers {
   /**
    * Something failed: fire after 1 minute, then 2, 4… up to 30 (one pending retry at a time).
    * `slow`: only the config's mistakes failed (booking-mistakes.ts), which no early retry mends:
-   * fire after 30 minutes.
+   * fire after 30 minutes. `atLeastMs`: not before then (the server's wait of a rate limit).
    */
-  retry(slow = false): void {
+  retry(slow = false, atLeastMs = 0): void {
     if (this.#stopped || this.#retry) return;
-    const delay = slow ? RETRY_MAX_MS : this.#retryDelay;
+    const delay = Math.max(slow ? RETRY_MAX_MS : this.#retryDelay, atLeastMs);
     this.#retryDelay = Math.min(delay * 2, RETRY_MAX_MS);
     this.#retry = this.#clock.setTimeout(() => {
       this.#retry = undefined;
@@ -98,4 +101,35 @@ export class ReconcileTimers {
     if (this.#check) this.#clock.clearTimeout(this.#check);
     this.#retry = this.#check = undefined;
   }
+}
+
+/** The line of a step the account's rate limit stopped. */
+export const RATE_LIMITED =
+  "the account's rate limit is spent: the announcements are booked once the server's wait is over";
+
+/**
+ * How a failed step is said; what the retry does: the account's rate limit spent (by this daemon,
+ * or by another client of the same account) is one warn line without a stack, the retry not before
+ * the server's wait (`wait`, ms), since nothing can be booked until then; a config mistake is said
+ * once (`mistake`, booking-mistakes.ts); anything else is an error with its stack. `named`: the
+ * announcement the whole step was about (its line then names it), if any.
+ */
+export function sayFailure(
+  log: Logger,
+  mistakes: { said(log: Logger, id: string | undefined, err: unknown): boolean },
+  err: unknown,
+  announcement: string | undefined,
+  named?: string,
+): { mistake: boolean; wait?: number } {
+  if (isRateLimitError(err)) {
+    const retryAfterSeconds = Math.ceil(err.retryAfterMs / 1000);
+    log.warn({ announcement, code: err.code, retryAfterSeconds }, RATE_LIMITED);
+    return { mistake: false, wait: err.retryAfterMs };
+  }
+  if (mistakes.said(log, announcement, err)) return { mistake: true };
+  const line = named
+    ? `announcement "${named}" could not be booked; retrying`
+    : "scheduler step failed; retrying";
+  log.error({ err, announcement }, line);
+  return { mistake: false };
 }

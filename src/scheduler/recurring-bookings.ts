@@ -16,7 +16,7 @@ import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import { applyEdits, type BookingEdits } from "./booking-edits.ts";
 import { BookingMistakes } from "./booking-mistakes.ts";
-import { DROPPED, decideFailed, ReconcileTimers } from "./booking-policy.ts";
+import { DROPPED, decideFailed, ReconcileTimers, sayFailure } from "./booking-policy.ts";
 import { BookingRecords } from "./booking-records.ts";
 import {
   type AnnouncementTarget,
@@ -161,9 +161,8 @@ export class RecurringBookings {
         await step(about);
       } catch (err) {
         this.#o.stats.bookingErrors++;
-        const mistake = this.#mistakes.said(this.#o.log, about.id, err);
-        if (!mistake) this.#o.log.error({ err, announcement: about.id }, "scheduler step failed; retrying");
-        this.#timers.retry(mistake);
+        const { mistake, wait } = sayFailure(this.#o.log, this.#mistakes, err, about.id);
+        this.#timers.retry(mistake, wait);
       }
     });
     return this.#chain;
@@ -182,6 +181,7 @@ export class RecurringBookings {
     }
     let failures = 0;
     let mistakes = 0;
+    let wait: number | undefined;
     for (const a of this.#announcements.values()) {
       try {
         await this.#reconcileOne(a, list, claimed);
@@ -189,16 +189,14 @@ export class RecurringBookings {
       } catch (err) {
         failures++;
         this.#o.stats.bookingErrors++;
-        if (this.#mistakes.said(this.#o.log, a.id, err)) mistakes++;
-        else
-          this.#o.log.error(
-            { err, announcement: a.id },
-            `announcement "${a.id}" could not be booked; retrying`,
-          );
+        const said = sayFailure(this.#o.log, this.#mistakes, err, a.id, a.id);
+        if (said.mistake) mistakes++;
+        wait = said.wait;
+        if (wait !== undefined) break; // the others' calls would be refused too: booked with the retry
       }
     }
     if (mistakes === 0) this.#mistakes.clear();
-    if (failures > 0) this.#timers.retry(mistakes === failures);
+    if (failures > 0) this.#timers.retry(mistakes === failures, wait);
     else this.#timers.succeeded();
     this.#armCheck();
   }
