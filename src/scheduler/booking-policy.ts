@@ -111,15 +111,15 @@ export const RATE_LIMITED =
  * How a failed step is said; what the retry does: the account's rate limit spent (by this daemon,
  * or by another client of the same account) is one warn line without a stack, the retry not before
  * the server's wait (`wait`, ms), since nothing can be booked until then; a config mistake is said
- * once (`mistake`, booking-mistakes.ts); anything else is an error with its stack. `named`: the
- * announcement the whole step was about (its line then names it), if any.
+ * once (`mistake`, booking-mistakes.ts); anything else is an error with its stack, its line naming
+ * `announcement` when the step was one announcement's booking (`ownStep`).
  */
 export function sayFailure(
   log: Logger,
   mistakes: { said(log: Logger, id: string | undefined, err: unknown): boolean },
   err: unknown,
   announcement: string | undefined,
-  named?: string,
+  ownStep = false,
 ): { mistake: boolean; wait?: number } {
   if (isRateLimitError(err)) {
     const retryAfterSeconds = Math.ceil(err.retryAfterMs / 1000);
@@ -127,8 +127,8 @@ export function sayFailure(
     return { mistake: false, wait: err.retryAfterMs };
   }
   if (mistakes.said(log, announcement, err)) return { mistake: true };
-  const line = named
-    ? `announcement "${named}" could not be booked; retrying`
+  const line = ownStep
+    ? `announcement "${announcement}" could not be booked; retrying`
     : "scheduler step failed; retrying";
   log.error({ err, announcement }, line);
   return { mistake: false };

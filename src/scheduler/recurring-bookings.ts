@@ -189,7 +189,7 @@ export class RecurringBookings {
       } catch (err) {
         failures++;
         this.#o.stats.bookingErrors++;
-        const said = sayFailure(this.#o.log, this.#mistakes, err, a.id, a.id);
+        const said = sayFailure(this.#o.log, this.#mistakes, err, a.id, true);
         if (said.mistake) mistakes++;
         wait = said.wait;
         if (wait !== undefined) break; // the others' calls would be refused too: booked with the retry
