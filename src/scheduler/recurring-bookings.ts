@@ -355,7 +355,7 @@ export class RecurringBookings {
       this.#o.stats.rescheduled++;
       this.#o.log.warn(
         log,
-        "the server could not send the announcement on time; rescheduled it to go out now (once)",
+        "the server did not send the announcement; rescheduled it to go out in a minute (once)",
       );
       return moved;
     }

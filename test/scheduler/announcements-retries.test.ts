@@ -28,7 +28,7 @@ const posted = () => world.sent().filter((m) => m.stream_id !== null);
 const lines = (msg: string) =>
   world.logs.filter((l) => l.msg === msg).map((l) => `${l.announcement} ${l.occurrence}`);
 const DELIVERED = "announcement delivered";
-const RESCHEDULED = "the server could not send the announcement on time; rescheduled it to go out now (once)";
+const RESCHEDULED = "the server did not send the announcement; rescheduled it to go out in a minute (once)";
 const MOVED =
   "the booking was moved on the server (a reschedule not recorded before a failure or crash); recorded its new time";
 const FAILED_AGAIN =

@@ -29,7 +29,7 @@ describe("failed bookings (the server gives up when more than 10 minutes late)",
     await expect.poll(rows).toEqual([{ at: "2026-03-02T08:12:00.000Z", failed: false }]);
     await expect
       .poll(() =>
-        logged("the server could not send the announcement on time; rescheduled it to go out now (once)"),
+        logged("the server did not send the announcement; rescheduled it to go out in a minute (once)"),
       )
       .toMatchObject([
         { level: 40, announcement: "standup", occurrence: "2026-03-02T08:00:00.000Z", lateMinutes: 11 },
