@@ -4,7 +4,8 @@
  * for a reply that can never come), and a schema with an async refinement parses the answer
  * (zod's synchronous parse throws on one). A refused answer is told in plain words, not zod's
  * ("expected a whole number", not "Invalid input: expected int, received number"); a message the
- * schema's author wrote is kept. A misspelt option or text is refused the same way, named.
+ * schema's author wrote is kept. A misspelt option or text, or a blank question, is refused the
+ * same way, named.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -43,6 +44,10 @@ const shop = defineBot({
       // A cancel word without its reply, which was read only once the person answered.
       const said = await ctx.prompt("How many?", { cancel: { word: "stop" } as never });
       await ctx.reply(`got ${said.text}`);
+    });
+    bot.command("blank", async (ctx) => {
+      // A question text left empty (a setting not filled in, say): the server refuses an empty message.
+      await ctx.prompt(" ");
     });
     bot.command("named", async (ctx) => {
       await ctx.prompt("How many?", { id: 5 as never });
@@ -110,6 +115,10 @@ it("an unknown option or text, or a cancel or id of the wrong shape, is refused 
   );
   const named = bot.post(MEMBER, dm("named"));
   await expect(bot.handled(named)).rejects.toThrow("ctx.prompt(): `id` must be a text, got 5.");
+  const blank = bot.post(MEMBER, dm("blank"));
+  await expect(bot.handled(blank)).rejects.toThrow(
+    'ctx.prompt(): the question must be a text that is not blank, got " ". [request refused before it was sent (PROMPT_OPTIONS): not retried]',
+  );
   expect(bot.replies()).toEqual([]);
   expect(bot.dialogs()).toEqual([]);
 });

@@ -96,6 +96,9 @@ export async function prompt<T>(
     );
   if (!dialogs || !turn)
     throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt() needs a message handled by a bot runtime.");
+  // The server refuses an empty message: said here, the mistake is named as the prompt's.
+  if (typeof text !== "string" || text.trim() === "")
+    throw optionMistake(`the question must be a text that is not blank, got ${JSON.stringify(text)}.`);
   checkOptionKeys(options);
   const timeoutMs = timeoutOf(options.timeout);
   const tries = options.tries ?? DEFAULT_TRIES;
