@@ -4,8 +4,8 @@
  * for a reply that can never come), and a schema with an async refinement parses the answer
  * (zod's synchronous parse throws on one). A refused answer is told in plain words, not zod's
  * ("expected a whole number", not "Invalid input: expected int, received number"); a message the
- * schema's author wrote is kept. A misspelt option or text, or a blank question, is refused the
- * same way, named.
+ * schema's author wrote is kept. A misspelt option or text, a blank question, or a choice that is
+ * an escape word (back, cancel) is refused the same way, named.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -48,6 +48,18 @@ const shop = defineBot({
     bot.command("blank", async (ctx) => {
       // A question text left empty (a setting not filled in, say): the server refuses an empty message.
       await ctx.prompt(" ");
+    });
+    bot.command("direction", async (ctx) => {
+      // At a second question the back word goes back: a choice of that word could never be chosen.
+      await ctx.prompt("Where to?");
+      await ctx.prompt("Which way?", { choices: ["back", "forward"] });
+    });
+    bot.command("go", async (ctx) => {
+      await ctx.prompt("Go on?", { choices: ["yes", "Cancel"] });
+    });
+    bot.command("undo", async (ctx) => {
+      await ctx.prompt("Where to?");
+      await ctx.prompt("How far?", { back: "stop", cancel: "STOP" });
     });
     bot.command("named", async (ctx) => {
       await ctx.prompt("How many?", { id: 5 as never });
@@ -120,6 +132,22 @@ it("an unknown option or text, or a cancel or id of the wrong shape, is refused 
     'ctx.prompt(): the question must be a text that is not blank, got " ". [request refused before it was sent (PROMPT_OPTIONS): not retried]',
   );
   expect(bot.replies()).toEqual([]);
+  expect(bot.dialogs()).toEqual([]);
+});
+
+it("a choice that is the back or cancel word, or a back word that is the cancel word, is refused before the question is asked", async () => {
+  expect((await bot.ask(MEMBER, dm("direction"))).content).toBe("Where to?");
+  await expect(bot.handled(bot.post(MEMBER, dm("north")))).rejects.toThrow(
+    'ctx.prompt(): `choices` include "back", the back word: typed, it asks the previous question again and chooses nothing. Give `back` another word, or back: false.',
+  );
+  await expect(bot.handled(bot.post(MEMBER, dm("go")))).rejects.toThrow(
+    'ctx.prompt(): `choices` include "Cancel", the cancel word: typed, it ends the dialog and chooses nothing. Give `cancel` another word, or cancel: false.',
+  );
+  expect((await bot.ask(MEMBER, dm("undo"))).content).toBe("Where to?");
+  await expect(bot.handled(bot.post(MEMBER, dm("north")))).rejects.toThrow(
+    'ctx.prompt(): `back` and `cancel` are the same word, "stop": give one of them another.',
+  );
+  expect(bot.replies().map((m) => m.content)).toEqual(["Where to?", "Where to?"]);
   expect(bot.dialogs()).toEqual([]);
 });
 

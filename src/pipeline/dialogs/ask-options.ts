@@ -116,6 +116,30 @@ export function checkChoices(choices: readonly string[] | undefined): void {
     throw optionMistake("`choices` must be at least two different, non-empty strings.");
 }
 
+/**
+ * Refuses a question whose escape words (`back`, when it goes back at this step, and `cancel`)
+ * are one of its choices, or each other: typed, such a choice would escape, never be chosen.
+ */
+export function checkEscapeWords(
+  choices: readonly string[] | undefined,
+  back?: string,
+  cancel?: string,
+): void {
+  const word = (w: string | undefined) => w?.trim().toLowerCase();
+  if (back !== undefined && word(back) === word(cancel))
+    throw optionMistake(`\`back\` and \`cancel\` are the same word, "${back}": give one of them another.`);
+  for (const [option, said, does] of [
+    ["back", back, "asks the previous question again"],
+    ["cancel", cancel, "ends the dialog"],
+  ] as const) {
+    const hit = said === undefined ? undefined : choices?.find((c) => plain(c) === word(said));
+    if (hit !== undefined)
+      throw optionMistake(
+        `\`choices\` include "${hit}", the ${option} word: typed, it ${does} and chooses nothing. Give \`${option}\` another word, or ${option}: false.`,
+      );
+  }
+}
+
 /** Text as choices compare it: without case, spaces around, or a final period. */
 const plain = (text: string) =>
   text

@@ -12,7 +12,7 @@ import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
 import type { Sender, SendTo, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
-import { checkChoices, choiceOf, choicesOf, waitFrom, withChoices } from "./ask-options.ts";
+import { checkChoices, checkEscapeWords, choiceOf, choicesOf, waitFrom, withChoices } from "./ask-options.ts";
 import { checkWhere, placeOf } from "./ask-where.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { ANYONE } from "./dialog-places.ts";
@@ -111,6 +111,7 @@ export async function prompt<T>(
     throw optionMistake("give `choices` or `schema`, not both.");
   const from = waitFrom(options.from, options.except);
   const escapes = escapesOf(options, turn.step);
+  checkEscapeWords(choices, escapes.back, cancelOf(options.cancel)?.word);
   const where = options.where === undefined ? undefined : checkWhere(options.where);
   const question = text;
   text = withChoices(text, choices, emoji);
