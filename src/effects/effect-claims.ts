@@ -230,7 +230,7 @@ export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
     super(
       "EFFECT_ORDER_CHANGED",
       recorded === now
-        ? `effect ${n} (a ${now}) was made with other arguments when it was recorded: the code changed.`
+        ? `effect ${n} (a ${now}) is made now with other arguments than were recorded: the code changed.`
         : `effect ${n} was a ${recorded} when it was recorded and is a ${now} now: the code changed.`,
     );
   }
