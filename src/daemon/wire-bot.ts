@@ -31,9 +31,9 @@ import type { BotContext } from "../pipeline/context.ts";
 import { ConversationQueue } from "../pipeline/conversation-queue.ts";
 import { waitsAtMessages } from "../pipeline/dialogs/dialog-deletions.ts";
 import { waitsInChannels } from "../pipeline/dialogs/dialog-moves.ts";
-import type { CommandNames } from "../pipeline/dialogs/dialog-runs.ts";
 import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { DispatcherParts } from "../pipeline/dispatcher-parts.ts";
 import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
 import type { RunJob } from "../pipeline/incoming.ts";
 import type { LetterTurns } from "../pipeline/replay-turns.ts";
@@ -179,7 +179,7 @@ export interface BotParts {
   /** Whether the state store takes the bot's writes (`/readyz`, the status, `/metrics`). */
   storeHealth: StoreHealth;
   /** The bot's pipeline, around the handlers its `setup` declared. */
-  dispatcher(composer: Composer<BotContext<unknown>>, commands?: CommandNames): Dispatcher;
+  dispatcher(composer: Composer<BotContext<unknown>>, commands?: DispatcherParts["commands"]): Dispatcher;
   /** The bot starts (again) here: an effect a run began before is not waited on (see EffectRecords). */
   began(): void;
   /** The event queue as the pipeline's source, for one start. */

@@ -44,6 +44,6 @@ export interface DispatcherParts {
   effects: EffectRecords | undefined;
   /** The bot's dialogs (`ctx.prompt`): answers are taken at stage 4, before any handler. */
   dialogs: Dialogs;
-  /** The bot's commands, when it has any: some run while a prompt waits. */
-  commands?: CommandNames | undefined;
+  /** The bot's commands, when it has any: some run while a prompt waits (`commands` names them). */
+  commands?: (CommandNames & { names(): readonly string[] }) | undefined;
 }

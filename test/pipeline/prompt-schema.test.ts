@@ -4,8 +4,8 @@
  * for a reply that can never come), and a schema with an async refinement parses the answer
  * (zod's synchronous parse throws on one). A refused answer is told in plain words, not zod's
  * ("expected a whole number", not "Invalid input: expected int, received number"); a message the
- * schema's author wrote is kept. A misspelt option or text, a blank question, or a choice that is
- * an escape word (back, cancel) is refused the same way, named.
+ * schema's author wrote is kept. A misspelt option, text or command name, a blank question, or a
+ * choice that is an escape word (back, cancel) is refused the same way, named.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -60,6 +60,10 @@ const shop = defineBot({
     bot.command("undo", async (ctx) => {
       await ctx.prompt("Where to?");
       await ctx.prompt("How far?", { back: "stop", cancel: "STOP" });
+    });
+    bot.command("tally", async (ctx) => {
+      // A misspelt command in `commands`: it would let nothing through, the command taken as the answer.
+      await ctx.prompt("How many?", { commands: ["size", "hlep"] });
     });
     bot.command("named", async (ctx) => {
       await ctx.prompt("How many?", { id: 5 as never });
@@ -127,6 +131,10 @@ it("an unknown option or text, or a cancel or id of the wrong shape, is refused 
   );
   const named = bot.post(MEMBER, dm("named"));
   await expect(bot.handled(named)).rejects.toThrow("ctx.prompt(): `id` must be a text, got 5.");
+  const tally = bot.post(MEMBER, dm("tally"));
+  await expect(bot.handled(tally)).rejects.toThrow(
+    'ctx.prompt(): `commands` names "hlep", which is no command of the bot. Did you mean "help"? Its commands: help, size, sizes,',
+  );
   const blank = bot.post(MEMBER, dm("blank"));
   await expect(bot.handled(blank)).rejects.toThrow(
     'ctx.prompt(): the question must be a text that is not blank, got " ". [request refused before it was sent (PROMPT_OPTIONS): not retried]',

@@ -86,6 +86,15 @@ export class CommandRouter implements AccountMember {
     return this.#commands.filter((c) => c !== this.#help);
   }
 
+  /** Every command's name, each subcommand's after its parent's (`"standup report"`), as a prompt's `commands` names them. */
+  names(): string[] {
+    const of = (c: Command, name: string): string[] => [
+      name,
+      ...c.subcommands.flatMap((s) => of(s, `${name} ${s.name}`)),
+    ];
+    return this.#commands.flatMap((c) => of(c, c.name));
+  }
+
   get prefix(): string {
     return this.#prefix;
   }

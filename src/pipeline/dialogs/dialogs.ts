@@ -46,6 +46,8 @@ export class Dialogs extends DialogIndex {
   #live = new AbortController();
   /** When the bot last stopped here: the entries kept since are checked against the store at {@link load}. */
   #pausedAt = Number.NEGATIVE_INFINITY;
+  /** The bot's commands by name, subcommands as `"standup report"` (set by its dispatcher; none: no commands). */
+  commandNames: (() => readonly string[]) | undefined;
 
   constructor(options: DialogsOptions) {
     super(options);

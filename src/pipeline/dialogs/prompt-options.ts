@@ -221,6 +221,20 @@ function commandsOf(commands: PromptOptions<unknown>["commands"]): Escaping | un
   return names.map((n: string) => n.trim().toLowerCase().split(/\s+/).join(" "));
 }
 
+/**
+ * Refuses a `commands` list naming what is no command of the bot (`known`, undefined when it has
+ * none): a misspelt name would let nothing through, the person's command taken as the answer.
+ */
+export function checkCommandNames(cmd: Escaping | undefined, known: readonly string[] | undefined): void {
+  if (!Array.isArray(cmd) || known === undefined) return;
+  const unknown = cmd.find((name) => !known.includes(name));
+  if (unknown === undefined) return;
+  const hint = suggest(unknown, known);
+  throw optionMistake(
+    `\`commands\` names "${unknown}", which is no command of the bot.${hint ? ` Did you mean "${hint}"?` : ""} Its commands: ${known.join(", ")}.`,
+  );
+}
+
 /** Whether the command named `word` (`"standup report"` for a subcommand) runs under `cmd` (absent: `help` only). */
 export function escapes(cmd: Escaping | undefined, word: string): boolean {
   if (typeof cmd === "boolean") return cmd;
