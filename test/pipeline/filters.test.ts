@@ -213,6 +213,11 @@ describe("filters are checked when on() is called", () => {
     expect(setupError({ contains: "x" }, ["message", "typing"])).toContain(
       'filter "contains" can never match "typing" events (they carry no message content).',
     );
+    // Edits name their editor by id alone: an email there never matches.
+    expect(setupError({ sender: ["ann@example.com", 7] }, ["message", "update_message"])).toBe(
+      'on("message"): filter "sender" can never match "update_message" events by email ("ann@example.com"): they name the user by id alone. Give the user\'s id.',
+    );
+    expect(() => compileFilter({ sender: 7 }, ["update_message"], "on")).not.toThrow();
     // Unknown types and "*" cannot be checked ahead, so they are allowed.
     expect(() => compileFilter({ channel: "x", op: "y" }, ["future_event", "*"], "on")).not.toThrow();
   });
