@@ -4,7 +4,7 @@
  * for a reply that can never come), and a schema with an async refinement parses the answer
  * (zod's synchronous parse throws on one). A refused answer is told in plain words, not zod's
  * ("expected a whole number", not "Invalid input: expected int, received number"); a message the
- * schema's author wrote is kept. A misspelt option, text or command name, a blank question, or a
+ * schema's author wrote is kept. A misspelt option, text, placeholder or command name, a blank question, or a
  * choice that is an escape word (back, cancel) is refused the same way, named.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -39,6 +39,13 @@ const shop = defineBot({
     });
     bot.command("texts", async (ctx) => {
       await ctx.prompt("How many?", { texts: { refsued: "No: {reason}." } } as never);
+    });
+    bot.command("holes", async (ctx) => {
+      // A placeholder nothing fills in would reach the person as written.
+      await ctx.prompt("How many?", { texts: { refused: "No: {reasno}." } });
+    });
+    bot.command("moved", async (ctx) => {
+      await ctx.prompt("How many?", { texts: { changed: "Stopped: {reason}." } });
     });
     bot.command("stop", async (ctx) => {
       // A cancel word without its reply, which was read only once the person answered.
@@ -124,6 +131,14 @@ it("an unknown option or text, or a cancel or id of the wrong shape, is refused 
   const texts = bot.post(MEMBER, dm("texts"));
   await expect(bot.handled(texts)).rejects.toThrow(
     'ctx.prompt(): unknown text "refsued". Did you mean "refused"? Valid: refused, gaveUp, changed, lost.',
+  );
+  const holes = bot.post(MEMBER, dm("holes"));
+  await expect(bot.handled(holes)).rejects.toThrow(
+    "ctx.prompt(): `texts.refused` has {reasno}, which nothing fills in: its placeholders are {reason}, {question} and {tries}.",
+  );
+  const moved = bot.post(MEMBER, dm("moved"));
+  await expect(bot.handled(moved)).rejects.toThrow(
+    "ctx.prompt(): `texts.changed` has {reason}, which is filled in only in texts.refused and texts.gaveUp.",
   );
   const stop = bot.post(MEMBER, dm("stop"));
   await expect(bot.handled(stop)).rejects.toThrow(

@@ -322,6 +322,23 @@ export function checkOptionKeys(options: unknown): void {
   for (const [key, text] of Object.entries(texts)) {
     if (text !== undefined && !isText(text))
       throw optionMistake(`\`texts.${key}\` must be a text, got ${JSON.stringify(text)}.`);
+    checkPlaceholders(key, text);
+  }
+}
+
+const PLACEHOLDERS = ["reason", "question", "tries"];
+
+/** A `{word}` in `texts.refused` or `texts.gaveUp` that nothing fills in, or one in the others. */
+function checkPlaceholders(key: string, text: string | undefined): void {
+  const filled = key === "refused" || key === "gaveUp";
+  for (const [, word = ""] of (text ?? "").matchAll(/\{([A-Za-z_]\w*)\}/g)) {
+    if (filled && PLACEHOLDERS.includes(word)) continue;
+    if (!filled && !PLACEHOLDERS.includes(word)) continue;
+    throw optionMistake(
+      filled
+        ? `\`texts.${key}\` has {${word}}, which nothing fills in: its placeholders are {reason}, {question} and {tries}.`
+        : `\`texts.${key}\` has {${word}}, which is filled in only in texts.refused and texts.gaveUp.`,
+    );
   }
 }
 
