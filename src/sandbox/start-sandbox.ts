@@ -140,17 +140,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 /** The sandbox's address cannot be listened on: the port in use, no permission, no such host. */
 export class SandboxListenError extends BothostError<"SANDBOX_LISTEN_FAILED"> {
   constructor(host: string, port: number, err: NodeJS.ErrnoException) {
+    // The host, not the port, is at fault: no interface of this machine has it, or no such name.
+    const badHost = err.code === "EADDRNOTAVAIL" || err.code === "ENOTFOUND";
     const why =
       err.code === "EADDRINUSE"
         ? "the port is in use"
         : err.code === "EACCES"
           ? "no permission (a port below 1024 needs one)"
-          : err.message;
-    super(
-      "SANDBOX_LISTEN_FAILED",
-      `the sandbox cannot listen on ${host}:${port}: ${why}: choose another port (bothost sandbox --port, or server.sandbox.port in the config; 0 picks a free one)`,
-      { cause: err },
-    );
+          : err.code === "EADDRNOTAVAIL"
+            ? "no interface of this machine has that address"
+            : badHost
+              ? "no such host name"
+              : err.message;
+    const fix = badHost
+      ? "choose an address of this machine (bothost sandbox --host; default 127.0.0.1)"
+      : "choose another port (bothost sandbox --port, or server.sandbox.port in the config; 0 picks a free one)";
+    super("SANDBOX_LISTEN_FAILED", `the sandbox cannot listen on ${host}:${port}: ${why}: ${fix}`, {
+      cause: err,
+    });
     this.name = "SandboxListenError";
   }
 }

@@ -175,6 +175,20 @@ describe("bothost sandbox", () => {
     }
   });
 
+  it("an address that is not this machine's is said as the host's fault, not the port's", async () => {
+    // 192.0.2.1 is reserved for documentation (RFC 5737): no machine has it.
+    const err = capture();
+    expect(await runSandboxCommand(["--host", "192.0.2.1", "--port", "0"], { stderr: err.stream })).toBe(1);
+    expect(err.text()).toBe(
+      "bothost sandbox: the sandbox cannot listen on 192.0.2.1:0: no interface of this machine has that address: choose an address of this machine (bothost sandbox --host; default 127.0.0.1)\n",
+    );
+    const unknown = capture();
+    expect(
+      await runSandboxCommand(["--host", "no-such-host.invalid", "--port", "0"], { stderr: unknown.stream }),
+    ).toBe(1);
+    expect(unknown.text()).toContain("no such host name: choose an address of this machine");
+  });
+
   it("prints help", async () => {
     const out = capture();
     expect(await runSandboxCommand(["--help"], { stdout: out.stream })).toBe(0);
