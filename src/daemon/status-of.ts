@@ -20,7 +20,7 @@ import type {
   RecentFailure,
 } from "../http/daemon-status.ts";
 import { STATUS_DIALOGS } from "../http/daemon-status.ts";
-import { leaseLostReason, RELOADING } from "../http/readiness.ts";
+import { heldByRateLimit, leaseLostReason, RELOADING } from "../http/readiness.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
@@ -124,7 +124,10 @@ function botStatus(
     ? { state: "failed" as const, reason: startFailure }
     : (STATES[st.state] ?? { state: "stopped" });
   const { state } = named;
-  const reason = named.reason ?? (state === "starting" ? heldByRateLimit(st.budget, now) : undefined);
+  // A start, or a running bot's polls and sends, that a 429 holds: until when.
+  const reason =
+    named.reason ??
+    (state === "starting" || state === "running" ? heldByRateLimit(st.budget, now) : undefined);
   // A standby bot runs where its lease is: named, so that an instance that died (its lease not
   // expired yet) is told from one that runs the bot.
   const holder = state === "standby" || startFailure ? lease.leaseHolder?.(runtime.name) : undefined;
@@ -191,13 +194,6 @@ function botStatus(
 const AUTH_FAILED = AUTH_REJECTED;
 
 const webhooksOf = (w: Record<string, WebhookRequests> | undefined) => (w ? { webhooks: w } : {});
-
-/** A start the server's 429 holds (its hour spent, by a restart loop say): until when. */
-function heldByRateLimit(buckets: readonly BucketSnapshot[], now: number): string | undefined {
-  const until = Math.max(0, ...buckets.map((b) => b.blockedUntil ?? 0));
-  if (until <= now) return undefined;
-  return `the server refused its calls for the account's rate limit (429): none before ${new Date(until).toISOString()}`;
-}
 
 /** A runtime state as the status names it (anything else: stopped). */
 const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {

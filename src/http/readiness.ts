@@ -24,7 +24,22 @@ export interface ReadinessInput {
   leaseLost?: string | undefined;
   /** Cluster mode: the instance holding the bot's lease, as the last round read it (not this one). */
   leaseHolder?: string | undefined;
+  /** The account's call budgets: a server's 429 blocks one until `blockedUntil`. */
+  budget?: readonly { bucket: string; blockedUntil?: number | undefined }[] | undefined;
 }
+
+/**
+ * The server's 429 holds the bot's calls (of `buckets`: its polls, its sends) past `now`: until
+ * when, in words, as the status and `/readyz` say it; undefined when none is held.
+ */
+export function heldByRateLimit(buckets: Blockable, now: number): string | undefined {
+  const until = blockedUntil(buckets);
+  if (until <= now) return undefined;
+  return `the server refused its calls for the account's rate limit (429): none before ${new Date(until).toISOString()}`;
+}
+
+type Blockable = readonly { blockedUntil?: number | undefined }[] | undefined;
+const blockedUntil = (buckets: Blockable) => Math.max(0, ...(buckets ?? []).map((b) => b.blockedUntil ?? 0));
 
 /** Why a bot stopped for its lost lease is not running, and what comes next (status and `/readyz`). */
 export function leaseLostReason(why: string): string {
@@ -87,6 +102,12 @@ function eventsReadiness(s: ReadinessInput, now: number): BotReadiness {
     return { ...withAgo, ready: false, reason };
   }
   const limit = s.longpollMs ?? 100_000;
+  // Its polls wait out a 429 (the account's hour spent, by another client say): no event comes
+  // until then, and that is why, not a silent server. A wait within one long-poll period is none.
+  const polls = s.budget?.filter((b) => b.bucket === "events");
+  const held = heldByRateLimit(polls, now);
+  if (held && (ago === undefined || ago > limit || blockedUntil(polls) - now > limit))
+    return { ...withAgo, ready: false, reason: held };
   if (ago === undefined || ago > limit) {
     return {
       ...withAgo,

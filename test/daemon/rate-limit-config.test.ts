@@ -82,3 +82,32 @@ it("a start the server's 429 holds says so in the status, and until when", async
   await daemon!.stop({ deadlineMs: 0 });
   running = await starting;
 });
+
+it("a running bot whose polls a 429 holds says so in the status and /readyz, and until when", async () => {
+  running = await world.daemon(
+    { raised: { email: BOT, definition: quiet } },
+    { global: "http:\n  listen: 127.0.0.1:0" },
+  );
+  const readyz = async () =>
+    (await (await fetch(`${running!.daemon.http!.url!}/readyz`)).json()) as {
+      bots: { ready: boolean; reason?: string }[];
+    };
+  expect((await readyz()).bots[0]!.ready).toBe(true);
+  // Another client spends the account's hour: the bot's next poll (once a message ends the one
+  // parked now) is refused until the oldest call leaves the hour.
+  const spent = world.sandbox.control.rateLimitCount(BOT, "events").calls;
+  world.sandbox.control.setUserRateLimit(BOT, [
+    [60, 200],
+    [3600, spent],
+  ]);
+  world.sandbox.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "hi" });
+  await expect.poll(() => world.sandbox.control.rateLimitCount(BOT, "events").refused).toBe(1);
+  const held =
+    /^the server refused its calls for the account's rate limit \(429\): none before \d{4}-\d\d-\d\dT/;
+  await expect.poll(async () => (await running!.daemon.status()).bots[0]!.reason).toMatch(held);
+  const bot = (await running.daemon.status()).bots[0]!;
+  expect(bot.state).toBe("running");
+  expect(Date.parse(bot.reason!.split("none before ")[1]!) - Date.now()).toBeGreaterThan(3_500_000);
+  // Not ready (no event comes for an hour), and why: not "no word from the server" later on.
+  expect((await readyz()).bots[0]).toMatchObject({ ready: false, reason: bot.reason });
+});
