@@ -99,6 +99,11 @@ export function ownMistake(err: unknown): Error | undefined {
   if (!(err instanceof BothostError)) return undefined;
   const refusal = refusalOf(err);
   if (refusal === undefined || refusal.status !== undefined) return undefined;
+  return atBotsCall(err);
+}
+
+/** `err` with, for its stack, only the place in the bot's code that made the call it failed on. */
+export function atBotsCall(err: Error): Error {
   const shown = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err);
   shown.message = err.message;
   const at = whereThrown(err);

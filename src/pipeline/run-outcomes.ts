@@ -3,12 +3,19 @@
  * stop's deadline, a store outage, or the bot's own error). The failure stage decides what
  * becomes of a failed run (handler-failures.ts); this only counts it and writes its line.
  */
+import {
+  BadResponseError,
+  isApiError,
+  isAuthError,
+  isNetworkError,
+  isRateLimitError,
+} from "../api/errors.ts";
 import { monotonicMs } from "../time/clock.ts";
 import type { BotContext } from "./context.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
-import { ownMistake } from "./handler-failures-refusals.ts";
+import { atBotsCall, ownMistake } from "./handler-failures-refusals.ts";
 import type { DispatchStats } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 import { runLog } from "./run-log.ts";
@@ -56,6 +63,22 @@ export function runFailed(
     runLog(ctx)[o.failures.cutLevel]({ code: err.code }, "handler cut short by the shutdown's deadline");
   // The store failed the run (a read or write; a lost lease's at debug): not the bot's fault; said once.
   else if (outage) runLog(ctx)[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
+  // The chat server failed a call of the handler: no fault of its code, and run again; said
+  // with the place of the call in the bot's code, not bothost's frames.
+  else if (serverFault(err)) runLog(ctx).warn({ err: atBotsCall(err) }, "handler failed");
   // A helper called wrongly: the error and the place in the bot's code, not bothost's frames.
   else runLog(ctx).error({ err: ownMistake(err) ?? err }, "handler failed");
+}
+
+/**
+ * The chat server's failure, not the request's: a 5xx, a page that is not JSON (a proxy's), no
+ * answer, or a 429 whose wait is longer than the client takes by itself.
+ */
+function serverFault(err: unknown): err is Error {
+  return (
+    isRateLimitError(err) ||
+    isNetworkError(err) ||
+    err instanceof BadResponseError ||
+    (isApiError(err) && !isAuthError(err) && err.status >= 500)
+  );
 }

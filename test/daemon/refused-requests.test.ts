@@ -44,6 +44,22 @@ const answers = () => world.messagesFrom(BOT).map((m) => String(m.content));
 const calls = (method: string, path: string) =>
   world.sandbox.control.requests.filter((r) => r.method === method && r.path === path).map((r) => r.status);
 
+/**
+ * The chat server's failure is no fault of the bot's code: each `handler failed` line is a
+ * warning, its stack only the place of the call in the bot's code (this file), no bothost frame.
+ */
+function expectServerFaultLines(d: InProcessDaemon, type: string, n: number): void {
+  const lines = d.logged("handler failed").filter((l) => l.msg === "handler failed");
+  expect(lines).toHaveLength(n);
+  for (const line of lines) {
+    expect(line.level).toBe(40);
+    expect(line.err).toMatchObject({ type });
+    expect((line.err as { stack: string }).stack).toMatch(
+      new RegExp(`^${type}\\n    at test/daemon/refused-requests\\.test\\.ts:\\d+:\\d+$`),
+    );
+  }
+}
+
 async function start(clock: ManualClock): Promise<InProcessDaemon> {
   return world.daemon({ notes: { email: BOT, definition: notes, extra: RETRIES } }, { clock });
 }
@@ -212,6 +228,7 @@ describe("a temporary failure is still retried", () => {
     await untilAnswered(clock, 250);
     expect(calls("POST", "/saved_snippets")).toEqual([503, 503, 200]);
     expect(d.logged("handler failed; running it again after a pause")).toHaveLength(2);
+    expectServerFaultLines(d, "ApiError", 2);
     expect(await d.daemon.letters.list()).toEqual([]);
   });
 
@@ -229,6 +246,7 @@ describe("a temporary failure is still retried", () => {
     await untilAnswered(clock, 5_000);
     expect(calls("POST", "/saved_snippets")).toEqual([429, 200]);
     expect(d.logged("handler failed; running it again after a pause")).toHaveLength(1);
+    expectServerFaultLines(d, "RateLimitError", 1);
     expect(await d.daemon.letters.list()).toEqual([]);
   });
 });
