@@ -1,4 +1,4 @@
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
 import { commandArgs } from "./args.ts";
@@ -30,6 +30,11 @@ export async function runInitCommand(argv: string[]): Promise<number> {
     return ExitCode.ConfigInvalid;
   }
   const dir = path.resolve(positionals[0] ?? ".");
+  const notFolder = await notAFolder(dir);
+  if (notFolder !== undefined) {
+    process.stderr.write(`bothost init: ${notFolder}: choose a folder (a new one, or an empty one).\n`);
+    return ExitCode.ConfigInvalid;
+  }
   const present = await readdir(dir).catch(() => [] as string[]);
   if (present.length > 0 && !values.force) {
     process.stderr.write(
@@ -44,9 +49,15 @@ export async function runInitCommand(argv: string[]): Promise<number> {
       .toLowerCase()
       .replace(/[^a-z0-9-]+/g, "-") || "bots";
   const source = bothostSource(dir);
-  for (const [file, text] of Object.entries(initFiles(name, source.spec))) {
-    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
-    await writeFile(path.join(dir, file), text);
+  try {
+    for (const [file, text] of Object.entries(initFiles(name, source.spec))) {
+      await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+      await writeFile(path.join(dir, file), text);
+    }
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    process.stderr.write(`bothost init: cannot write the project in ${dir}: ${code ?? message}.\n`);
+    return ExitCode.RuntimeFailure;
   }
   const where = positionals[0] ? `cd ${positionals[0]} && ` : "";
   process.stdout.write(
@@ -55,4 +66,17 @@ export async function runInitCommand(argv: string[]): Promise<number> {
       `Next: ${where}npm install && npm run dev   (a chat page to talk to the bots; npm start runs them, npm test tests them)\n`,
   );
   return ExitCode.Ok;
+}
+
+/**
+ * Why `dir` cannot hold a project, when it or a folder above it is a file (a mistyped path);
+ * undefined when it is a folder or can be made one.
+ */
+async function notAFolder(dir: string): Promise<string | undefined> {
+  for (let at = dir; ; at = path.dirname(at)) {
+    const found = await stat(at).catch(() => undefined);
+    if (found?.isDirectory()) return undefined;
+    if (found !== undefined) return at === dir ? `${dir} is a file` : `${at} is a file, not a folder`;
+    if (path.dirname(at) === at) return undefined;
+  }
 }

@@ -115,3 +115,27 @@ it("refuses a folder that is not empty unless --force, without a stack trace", a
   expect((await runCli(["init", busy, "--force"])).code).toBe(0);
   expect(await readdir(busy)).toContain("notes.txt");
 });
+
+it("refuses a path that is a file, or lies under one, in one line (exit 2, no stack trace)", async () => {
+  const file = path.join(dir, "a-file");
+  await writeFile(file, "mine\n");
+  for (const [target, said] of [
+    [file, `${file} is a file`],
+    [path.join(file, "sub"), `${file} is a file, not a folder`],
+  ] as const) {
+    const refused = await runCli(["init", target]);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: 2,
+      stderr: `bothost init: ${said}: choose a folder (a new one, or an empty one).\n`,
+    });
+  }
+});
+
+it("a folder that cannot be written is one line naming it and why (exit 1, no stack trace)", async () => {
+  const tooLong = path.join(dir, "x".repeat(300));
+  const failed = await runCli(["init", tooLong]);
+  expect({ code: failed.code, stderr: failed.stderr }).toEqual({
+    code: 1,
+    stderr: `bothost init: cannot write the project in ${tooLong}: ENAMETOOLONG.\n`,
+  });
+});
