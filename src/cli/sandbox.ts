@@ -94,12 +94,21 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
       : ExitCode.RuntimeFailure;
   }
   const users = sandbox.control.users().filter((u) => u.is_active);
-  out.write(describe(sandbox.url, users));
   const dir = values["zuliprc-dir"];
   if (dir !== undefined) {
-    writeZuliprcs(dir, sandbox.url, users);
-    out.write(`zuliprc files: ${path.resolve(dir)}/<email>.zuliprc\n`);
+    try {
+      writeZuliprcs(dir, sandbox.url, users);
+    } catch (e) {
+      await sandbox.stop();
+      const { code, message } = e as NodeJS.ErrnoException;
+      err.write(
+        `bothost sandbox: Cannot write the zuliprc files to ${dir}: ${code ?? message}. Name a folder it can create or write (--zuliprc-dir).\n`,
+      );
+      return ExitCode.ConfigInvalid;
+    }
   }
+  out.write(describe(sandbox.url, users));
+  if (dir !== undefined) out.write(`zuliprc files: ${path.resolve(dir)}/<email>.zuliprc\n`);
   out.write("Press Ctrl+C to stop.\n");
   io.onStarted?.(sandbox);
   await untilStopped(io.signal);

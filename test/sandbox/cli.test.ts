@@ -160,6 +160,22 @@ describe("bothost sandbox", () => {
     );
   });
 
+  it("a --zuliprc-dir that is a file is said in one line, exit 2, and the sandbox stops", async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "sandbox-rc-")), "a-file");
+    writeFileSync(file, "mine\n");
+    const out = capture();
+    const err = capture();
+    const code = await runSandboxCommand(["--port", "0", "--zuliprc-dir", file], {
+      stdout: out.stream,
+      stderr: err.stream,
+    });
+    expect({ code, stdout: out.text(), stderr: err.text() }).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `bothost sandbox: Cannot write the zuliprc files to ${file}: EEXIST. Name a folder it can create or write (--zuliprc-dir).\n`,
+    });
+  });
+
   it("a port in use is said in one line, exit 1, with no stack trace", async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
