@@ -40,8 +40,8 @@ export interface LoadBotsOptions {
  *
  * @throws {ModuleError} when exactly one thing is wrong and it is a module's own code (it does
  *   not load, or exports no bot).
- * @throws {ConfigError} `CONFIG_INVALID` listing every problem otherwise (a module that is not
- *   found included), a module problem at
+ * @throws {ConfigError} `CONFIG_INVALID` listing every problem otherwise (a module path that
+ *   names no JS or TS file included), a module problem at
  *   `bots.<name>.module` (the ModuleErrors are in `cause`, an AggregateError).
  */
 export async function loadBots(
@@ -52,12 +52,14 @@ export async function loadBots(
   const loaded: LoadedBot[] = [];
   const problems: ConfigProblem[] = [];
   const moduleErrors: ModuleError[] = [];
+  let inModuleCode = 0;
   const modules: ModuleCache = new Map();
   for (const [name, bot] of Object.entries(config.bots)) {
     if (options.only && !options.only.has(name)) continue;
     const one = await loadOne(name, bot.module, bot.settings, source, modules, options.fresh);
     if ("moduleError" in one) {
       moduleErrors.push(one.moduleError);
+      if (!one.pathProblem) inModuleCode++;
       problems.push(moduleProblem(source, name, bot.module, one.moduleError));
     } else if ("problems" in one) {
       problems.push(...one.problems);
@@ -76,8 +78,9 @@ export async function loadBots(
   }
   // Every module is evaluated: the TypeScript transform is not needed until the next load.
   releaseTransform();
-  // A module that is not found is a wrong path in the config: reported located, at its `module:`.
-  if (moduleErrors.length === 1 && problems.length === 1 && moduleErrors[0]!.code !== "MODULE_NOT_FOUND") {
+  // A `module:` naming no file to load (not found, a folder, not JS or TS) is a wrong path in the
+  // config: reported located there. Only a module's own code, alone at fault, is thrown as it is.
+  if (inModuleCode === 1 && problems.length === 1) {
     throw moduleErrors[0]!;
   }
   if (problems.length > 0) {
@@ -114,7 +117,7 @@ async function loadOne(
   fresh: boolean | undefined,
 ): Promise<
   | { definition: BotDefinition; fingerprint: string; settings: unknown }
-  | { moduleError: ModuleError }
+  | { moduleError: ModuleError; pathProblem: boolean }
   | { problems: readonly ConfigProblem[] }
 > {
   let found = modules.get(module);
@@ -128,7 +131,12 @@ async function loadOne(
       found = { definition: loaded.definition, fingerprint: await moduleFingerprint(loaded.file) };
     } catch (err) {
       if (!isModuleError(err)) throw err;
-      return { moduleError: err };
+      // The path names no file to load (resolved again only now, on the way out of a failure).
+      const pathProblem = await botModuleFile(module, { configDir: source.dir, botName: name }).then(
+        () => false,
+        () => true,
+      );
+      return { moduleError: err, pathProblem };
     }
     modules.set(module, found);
   }

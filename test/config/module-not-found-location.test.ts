@@ -130,3 +130,19 @@ describe("a file of an installed package that its exports do not list", () => {
     );
   });
 });
+
+describe("a module path that names a file of another kind", () => {
+  it.each([["run"], ["check"]])(
+    "%s locates it at bots.<name>.module, as a path not found",
+    async (command) => {
+      await writeFile(path.join(project, "relay.py"), "print('relay')\n");
+      const file = await configWith("./relay.py");
+      const { code, stdout, stderr } = await runCli([command, "-c", file]);
+      expect({ code, stdout, stderr }).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `${file}:5:13 bots.relay.module: ./relay.py is not a JavaScript or TypeScript file: bot modules end in .ts, .mts, .cts, .js, .mjs, .cjs (MODULE_INVALID)\n`,
+      });
+    },
+  );
+});
