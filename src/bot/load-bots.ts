@@ -167,7 +167,7 @@ export async function loadConfigForBots(
  * `err` with the problems of the bots' settings added. A file that did not validate still names
  * each bot's module and settings (`ConfigError.draft`: those without a problem of their own);
  * each module is loaded, as `run` would load it, and its schema checks the settings. A module that
- * cannot be found is reported at its `module:`; one that fails otherwise is left to the next load.
+ * cannot be found or loaded, or is no bot, is reported at its `module:`.
  * `fresh` (a reload): modules are evaluated again, so edited schemas are the ones used.
  */
 export async function withSettingsProblems(
@@ -185,8 +185,7 @@ export async function withSettingsProblems(
     );
     if (one === undefined) continue;
     if ("problems" in one) more.push(...one.problems);
-    else if ("moduleError" in one && one.moduleError.code === "MODULE_NOT_FOUND")
-      more.push(moduleProblem(source, name, bot.module, one.moduleError));
+    else if ("moduleError" in one) more.push(moduleProblem(source, name, bot.module, one.moduleError));
   }
   releaseTransform();
   if (more.length === 0) return err;

@@ -69,3 +69,47 @@ describe("a file with problems and a bot's settings its schema refuses", () => {
     expect(hasStackTrace(stderr)).toBe(false);
   });
 });
+
+describe("a file with problems and a bot module that does not load", () => {
+  it.each([["run"], ["check"]])("%s reports them together, each located", async (command) => {
+    await writeFile(path.join(dir, "throws.mjs"), 'throw new Error("no config yet");\n');
+    await writeFile(path.join(dir, "broken.ts"), "export default { setup() { const a: number = ; } };\n");
+    const file = path.join(dir, "modules.yaml");
+    await writeFile(
+      file,
+      [
+        "server:",
+        "  url: https://chat.example.org",
+        "log:",
+        "  level: loud",
+        "bots:",
+        "  thrower:",
+        "    module: ./throws.mjs",
+        "    email: thrower-bot@chat.example.org",
+        "    api_key: fake-key-0123456789",
+        "  broken:",
+        "    module: ./broken.ts",
+        "    email: broken-bot@chat.example.org",
+        "    api_key: fake-key-0123456789",
+        "",
+      ].join("\n"),
+    );
+    const { code, stdout, stderr } = await runCli([command, "-c", file]);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(
+      stderr
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split(": ")[0]),
+    ).toEqual([
+      `${file}:4:10 log.level`,
+      `${file}:7:13 bots.thrower.module`,
+      `${file}:11:13 bots.broken.module`,
+    ]);
+    expect(stderr).toContain(
+      "bots.thrower.module: ./throws.mjs threw while loading at ./throws.mjs:1:7: no config yet",
+    );
+    expect(stderr).toContain("bots.broken.module: ./broken.ts has a syntax error at ./broken.ts:1:46");
+    expect(hasStackTrace(stderr)).toBe(false);
+  });
+});
