@@ -95,8 +95,15 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   try {
     await client.connect();
     await client.ping();
+    // ioredis only logs a SELECT refused at connect, then works in database 0: asked again here,
+    // a database the server does not have fails the start instead of sharing another's keys.
+    await client.select(client.options.db ?? 0);
   } catch (thrown) {
     void closeRedis(client, "now");
+    if (/^ERR DB index is out of range/.test((thrown as Error).message)) {
+      const message = `Redis at ${where} has no database ${client.options.db} (state.redis): name one it has (0 to 15 unless its databases setting says more).`;
+      throw new StateError("STATE_UNAVAILABLE", message, { cause: thrown });
+    }
     const err = firstError ?? thrown;
     refused ??= authRefusal((err as Error).message, target);
     const silent = sentinelsSilent((thrown as Error).message);

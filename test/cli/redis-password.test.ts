@@ -38,13 +38,14 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-/** The config on `state.redis` with `password` in its URL (none: no password). */
-async function configWith(password: string | undefined): Promise<ClusterConfig> {
+/** The config on `state.redis` with `password` in its URL (none: no password), on database `db`. */
+async function configWith(password: string | undefined, db = 0): Promise<ClusterConfig> {
   // Started in the first test (the fixture polls with expect.poll, which only runs in a test).
   redis ??= await startOwnRedis({ requirepass: PASSWORD });
   sandbox ??= await startE2eSandbox(clusterOrg());
   const url = new URL(redis!.url);
   if (password !== undefined) url.password = password;
+  url.pathname = `/${db}`;
   const config = await writeClusterConfig(sandbox!, { redis: url.toString(), prefix: "pw", ttl: "3s" });
   configs.push(config);
   return config;
@@ -71,5 +72,17 @@ describe.skipIf(!available)("a Redis refusing the authentication", () => {
     expect(result.stderr).toBe(
       `bothost: Redis at ${where()} refused the authentication (state.redis): it requires a password and none was given (NOAUTH): set the password in the URL (redis://:password@host:port/db). [STATE_UNAVAILABLE]\n`,
     );
+  });
+});
+
+describe.skipIf(!available)("a Redis database the server does not have", () => {
+  it("run and failed say so and exit 1, instead of working in database 0", async () => {
+    const config = await configWith(PASSWORD, 16);
+    const at = `redis://127.0.0.1:${new URL(redis!.url).port}/16`;
+    const expected = `bothost: Redis at ${at} has no database 16 (state.redis): name one it has (0 to 15 unless its databases setting says more). [STATE_UNAVAILABLE]\n`;
+    for (const args of [["run"], ["failed", "list"]]) {
+      const result = await runCli([...args, "--config", config.file], { env: config.env });
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: expected });
+    }
   });
 });
