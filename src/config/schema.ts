@@ -95,7 +95,10 @@ export const BotSchema = z.strictObject({
   /** Commands (`bot.command`) also run from any message that starts with this, e.g. `"!"`. */
   command_prefix: z
     .string()
-    .regex(/^[^\s\w@*`]{1,3}$/, "1-3 characters that are not letters, digits, spaces, @, * or `")
+    .regex(
+      /^[^\s\w@*`]{1,3}$/,
+      'must be 1 to 3 characters, none a letter, digit, _, space, @, * or `, like "!"',
+    )
     .optional(),
   /**
    * A handler that throws is run again after `backoff`, doubling up to `max_backoff`, until it has
