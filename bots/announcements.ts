@@ -91,11 +91,17 @@ const Announcement = z
   )
   .superRefine(
     (a, ctx) => {
-      try {
-        validateSchedule({ cron: a.cron, timezone: a.timezone });
-      } catch (err) {
-        const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
-        ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+      // Each checked apart: a wrong time zone hides no mistake of the cron, nor the other way.
+      const checks = [
+        ["cron", { cron: a.cron, timezone: "UTC" }],
+        ["timezone", { cron: "@daily", timezone: a.timezone }],
+      ] as const;
+      for (const [field, spec] of checks) {
+        try {
+          validateSchedule(spec);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+        }
       }
     },
     { when: fieldsPassed("cron", "timezone") },

@@ -128,13 +128,19 @@ export default defineBot({
     })
     // Checked here, not first by bot.cron in setup, so a mistake is reported at its config line.
     .superRefine((s, ctx) => {
-      try {
-        validateSchedule({ cron: s.cron, timezone: s.timezone });
-      } catch (err) {
-        const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
-        ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
-        return;
+      // Each checked apart: a wrong time zone hides no mistake of the cron, nor the other way.
+      let valid = true;
+      for (const field of ["cron", "timezone"] as const) {
+        try {
+          validateSchedule(
+            field === "cron" ? { cron: s.cron, timezone: "UTC" } : { cron: "@daily", timezone: s.timezone },
+          );
+        } catch (err) {
+          ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+          valid = false;
+        }
       }
+      if (!valid) return;
       const tooLong = waitProblem(s);
       if (tooLong) ctx.addIssue({ code: "custom", path: ["wait"], message: tooLong });
     }),

@@ -62,8 +62,10 @@ it("reports bad schedule settings at their config lines, exit 2", async () => {
     `${file}:14:17 bots.standup.settings.timezone: timezone "Europe/Berlinn" is not a known IANA time zone; did you mean "Europe/Berlin"?`,
     `${file}:15:13 bots.standup.settings.wait: must be a duration such as "4h", "90m" or "1h30m"`,
   ]);
-  expect(await run("30 25 * * 1-5", "Europe/Berlin", "4h")).toEqual([
+  // A wrong time zone hides no mistake of the cron.
+  expect(await run("30 25 * * 1-5", "Europe/Berlinn", "4h")).toEqual([
     `${file}:13:13 bots.standup.settings.cron: cron "30 25 * * 1-5": hour 25 is out of range (0-23).`,
+    `${file}:14:17 bots.standup.settings.timezone: timezone "Europe/Berlinn" is not a known IANA time zone; did you mean "Europe/Berlin"?`,
   ]);
   // Each question waits up to `wait`: three of 9h could still wait at the next day's set time;
   // the day Europe/Berlin moves its clocks forward, that set time is 23h after the one before.

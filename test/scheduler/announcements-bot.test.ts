@@ -184,6 +184,16 @@ describe("the announcements bot", () => {
     ]);
   });
 
+  it("a wrong time zone hides no mistake of the same entry's cron", async () => {
+    const problems = await problemsLoading(
+      `${HEAD}        - { id: standup, cron: "0 25 * * *", timezone: Europe/Berlinn, channel: team, topic: t, content: hi }\n`,
+    );
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'bots.announce.settings.announcements[0].cron: cron "0 25 * * *": hour 25 is out of range (0-23).',
+      'bots.announce.settings.announcements[0].timezone: timezone "Europe/Berlinn" is not a known IANA time zone; did you mean "Europe/Berlin"?',
+    ]);
+  });
+
   it("a misspelt key of an announcement or of the settings is refused, with the key meant", async () => {
     const problems = await problemsLoading(
       HEAD +
