@@ -81,7 +81,7 @@ Commands:
 ${lines.join("\n")}
 
 Options:
-  -h, --help      Show this text (also "bothost help"; "bothost <command> --help" for a command's options)
+  -h, --help      Show this text (also "bothost help"; "bothost help <command>" or "bothost <command> --help" for a command's options)
   -v, --version   Print the version
 
 Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command,
@@ -90,7 +90,8 @@ Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  // "bothost help run" is "bothost run --help" (and "bothost help rn" an unknown command).
+  const [name, ...rest] = argv[0] === "help" && argv[1] !== undefined ? [argv[1], "--help"] : argv;
   if (name === "--version" || name === "-v") {
     process.stdout.write(`${pkg.version}\n`);
     return 0;

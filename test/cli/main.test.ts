@@ -40,6 +40,17 @@ describe.concurrent("bothost", () => {
     expect(await runCli(["help"])).toEqual(help);
   });
 
+  it("`help <command>` prints the command's help; `help` of no command says so", async () => {
+    const run = await runCli(["run", "--help"]);
+    expect(run.stdout).toMatch(/^Usage: bothost run/);
+    expect(await runCli(["help", "run"])).toEqual(run);
+    expect(await runCli(["help", "rn"])).toEqual({
+      code: 64,
+      stdout: "",
+      stderr: 'bothost: unknown command "rn" (did you mean "run"?). Run "bothost --help" for the list.\n',
+    });
+  });
+
   it("an unknown command exits 64 and points at the list", async () => {
     expect(await runCli(["frobnicate"])).toEqual({
       code: 64,
