@@ -5,6 +5,7 @@
 
 import type { Coordinator } from "../cluster/coordinator.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { noBotNamed } from "../errors/did-you-mean.ts";
 import type { AdminHandlers } from "../http/admin-routes.ts";
 import { type BotDialogs, noHolderWhy } from "../http/daemon-status.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
@@ -45,11 +46,8 @@ export function dialogDesk(
   const find = (name: string): Runtime => {
     const runtime = bots.find((b) => b.name === name);
     if (runtime) return runtime;
-    const known = bots.map((b) => b.name).join(", ");
-    throw new BothostError<DialogDeskErrorCode>(
-      "UNKNOWN_BOT",
-      `no bot named "${name}" in the running daemon (bots: ${known})`,
-    );
+    const known = bots.map((b) => b.name);
+    throw new BothostError<DialogDeskErrorCode>("UNKNOWN_BOT", noBotNamed(name, known, "the running daemon"));
   };
   // Where a standby bot runs: the holder the last round of leases read, or, when none is named,
   // whether that is because no round read the leases for a ttl (a read failed, or, `leasesLate`,

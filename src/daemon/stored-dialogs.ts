@@ -5,8 +5,10 @@
  * ended dialogs whose end note the bot's next start says (a running daemon says them at its start).
  * What only the running daemon knows is left out: whether the bot's narrow keeps a dialog's answers out.
  */
+
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { noBotNamed } from "../errors/did-you-mean.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
 import { atNextStart, type DialogView, viewOf } from "../pipeline/dialogs/dialog-entry.ts";
 import { asHead, type DialogHead } from "../pipeline/dialogs/dialog-head.ts";
@@ -22,7 +24,7 @@ import type { StateStore } from "../state/state-store.ts";
 export async function storedDialogs(config: Config, root: StateStore, bot?: string): Promise<BotDialogs[]> {
   const names = Object.keys(config.bots);
   if (bot !== undefined && !names.includes(bot))
-    throw new BothostError("UNKNOWN_BOT", `no bot named "${bot}" in the config (bots: ${names.join(", ")})`);
+    throw new BothostError("UNKNOWN_BOT", noBotNamed(bot, names, "the config"));
   return Promise.all(
     (bot === undefined ? names : [bot]).map(async (name) => ({
       bot: name,

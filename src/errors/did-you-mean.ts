@@ -58,3 +58,9 @@ export function someOf(names: readonly string[], most = 8): string {
     ? `${names.slice(0, most).join(", ")} and ${names.length - most} more`
     : names.join(", ");
 }
+
+/** `no bot named "x" in <where> (bots: …). Did you mean "y"?`: a bot name nothing in `names` is. */
+export function noBotNamed(name: string, names: readonly string[], where: string): string {
+  const hint = suggest(name, names);
+  return `no bot named "${name}" in ${where} (bots: ${someOf(names)})${hint ? `. Did you mean "${hint}"?` : ""}`;
+}

@@ -6,7 +6,7 @@
  */
 
 import { BothostError } from "../errors/bothost-error.ts";
-import { suggest } from "../errors/did-you-mean.ts";
+import { noBotNamed } from "../errors/did-you-mean.ts";
 import type { Clock } from "../time/clock.ts";
 import {
   type DeadLetter,
@@ -82,12 +82,7 @@ export class DeadLetterOffice {
   of(bot: string): DeadLetters {
     const letters = this.#bots.get(bot);
     if (letters) return letters;
-    const known = [...this.#bots.keys()];
-    const hint = suggest(bot, known);
-    throw new BothostError(
-      "UNKNOWN_BOT",
-      `no bot named "${bot}" in the config (bots: ${known.join(", ")})${hint ? `. Did you mean "${hint}"?` : ""}`,
-    );
+    throw new BothostError("UNKNOWN_BOT", noBotNamed(bot, [...this.#bots.keys()], "the config"));
   }
 
   /**

@@ -173,6 +173,7 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
     ],
     [["end", "survey", "abc"], 1, /^bothost dialogs: "abc" is no dialog id: a dialog's id is a number/],
     [["--bot", "nobody"], 2, /^bothost dialogs: no bot named "nobody"/],
+    [["--bot", "survye"], 2, /^bothost dialogs: no bot named "survye" .*\. Did you mean "survey"\?\n$/],
     [["end", "survey"], 2, /^bothost dialogs: end takes a bot and a dialog id, like: end survey 1234\. Run/],
     [
       ["end", "survey", dialogId, "--note", ""],
@@ -320,9 +321,9 @@ it("with the daemon stopped, dialogs lists them from the state store, saying so;
   expect(text.code).toBe(0);
   expect(text.stdout).toContain("survey: 52 open dialogs\n  ID ");
 
-  const unknown = await runCli(["dialogs", "--bot", "nosuch", "-c", file]);
+  const unknown = await runCli(["dialogs", "--bot", "suvrey", "-c", file]);
   expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toContain('no bot named "nosuch" in the config (bots: survey)');
+  expect(unknown.stderr).toContain('no bot named "suvrey" in the config (bots: survey). Did you mean "survey"?');
   expect(hasStackTrace(unknown.stderr)).toBe(false);
 
   const end = await runCli([
