@@ -251,10 +251,12 @@ function budgetStatus(buckets: BucketSnapshot[], pacing: PacingSnapshot | undefi
       rateLimited: b?.limited ?? 0,
     };
   };
+  const held = buckets.find((x) => x.bucket === "events")?.blockedUntil;
   return {
     events: bucket("events"),
     other: bucket("other"),
     pollSpacingSeconds: (pacing?.spacingMs ?? 0) / 1000,
+    ...(held === undefined ? {} : { pollsWaitUntil: new Date(held).toISOString() }),
     steadyPollSpacingSeconds: (pacing?.steadySpacingMs ?? 0) / 1000,
   };
 }

@@ -132,6 +132,8 @@ export interface BudgetStatus {
   other: BucketStatus;
   /** The wait before the latest poll, in seconds: 0 while traffic is light. */
   pollSpacingSeconds: number;
+  /** While the server's 429 holds the polls: when the next may start (ISO 8601). */
+  pollsWaitUntil?: string;
   /** The spacing sustained traffic settles to, in seconds. */
   steadyPollSpacingSeconds: number;
 }

@@ -111,3 +111,18 @@ it("a running bot whose polls a 429 holds says so in the status and /readyz, and
   // Not ready (no event comes for an hour), and why: not "no word from the server" later on.
   expect((await readyz()).bots[0]).toMatchObject({ ready: false, reason: bot.reason });
 });
+
+it("the budget of a bot whose polls a 429 holds says they wait, until when, in text and JSON", async () => {
+  running = await world.daemon({ raised: { email: BOT, definition: quiet } });
+  // The server refuses the bot's next poll (once a message ends the one parked now) for 70 s.
+  world.sandbox.control.rateLimitNext(1, 70);
+  world.sandbox.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "hi" });
+  await expect.poll(async () => (await running!.daemon.status()).bots[0]!.budget!.events.rateLimited).toBe(1);
+  const bot = (await running.daemon.status()).bots[0]!;
+  const until = bot.reason!.split("none before ")[1]!;
+  expect(bot.budget!.pollsWaitUntil).toBe(until);
+  const line = formatStatus(await running.daemon.status())
+    .split("\n")
+    .find((l) => l.startsWith("raised: calls used this hour"));
+  expect(line).toMatch(new RegExp(`; polls wait until ${until.replace(/\./g, "\\.")} \\(429\\)$`));
+});
