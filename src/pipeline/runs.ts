@@ -7,6 +7,7 @@
 import type { EffectRecord } from "../effects/effect-records.ts";
 import { failpoint } from "../effects/failpoints.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
 import { monotonicMs } from "../time/clock.ts";
@@ -25,6 +26,17 @@ import { RunFailures } from "./run-failures.ts";
 import { eventRecords, MessageEffects } from "./run-keys.ts";
 import { runLog } from "./run-log.ts";
 import { runHandled } from "./run-outcomes.ts";
+
+const UNAWAITED_PROMPT =
+  "a handler ended with a ctx.prompt() under way (not awaited): its question is not kept, and the person's reply is an ordinary message; await the prompt";
+
+/** A run of `ctx` ended with a prompt under way: said, with where the bot's code called it (the prompt keeps nothing). */
+function unawaitedPrompt(ctx: BotContext<unknown>, turn: Turn | undefined): void {
+  const unawaited = turn?.unawaited();
+  if (unawaited === undefined) return;
+  const at = whereThrown(unawaited.at);
+  runLog(ctx).warn(at === undefined ? {} : { at }, UNAWAITED_PROMPT);
+}
 
 /** A first run carries no effect records (one shared empty list, not one per message). */
 const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
@@ -88,9 +100,13 @@ export class HandlerRuns {
     try {
       pending = this.#o.composer.run(ctx);
     } catch (err) {
+      unawaitedPrompt(ctx, turn);
       return this.#failedRuns.threw(incoming, control, ctx, started, err, effects, turn);
     }
-    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects, turn);
+    if (pending === undefined) {
+      unawaitedPrompt(ctx, turn);
+      return this.#succeeded(incoming, control, ctx, started, state, effects, turn);
+    }
     return this.#runOn(pending, incoming, control, ctx, started, state, effects, turn);
   };
 
@@ -135,6 +151,7 @@ export class HandlerRuns {
     err: unknown,
   ): void {
     if (turn?.parked) return;
+    unawaitedPrompt(ctx, turn);
     let after: unknown;
     try {
       after = failed

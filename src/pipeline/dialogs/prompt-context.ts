@@ -74,5 +74,14 @@ export function promptOf(
       return ctx.signal;
     },
   };
-  return (text, options) => prompt(dialogs, turn, now, view, text, options);
+  if (turn === undefined) return (text, options) => prompt(dialogs, turn, now, view, text, options);
+  // Each prompt is known under way until it is over: a run that ends meanwhile did not await it.
+  return async (text, options) => {
+    const over = turn.opened(new Error("ctx.prompt() called here"));
+    try {
+      return await prompt(dialogs, turn, now, view, text, options);
+    } finally {
+      over();
+    }
+  };
 }

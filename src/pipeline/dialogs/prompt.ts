@@ -237,6 +237,9 @@ export async function prompt<T>(
   return ask(dialogs, turn, ctx, record!, [], asked(recorded.question, recorded.in), timeoutMs, now, again);
 }
 
+/** What a prompt the run did not await gives once the run is over: nothing, ever. */
+const NOT_AWAITED: Promise<never> = new Promise<never>(() => {});
+
 /** A question's `ask` entry but for what its send and its append make (its message, time and deadline). */
 type Asked = Omit<Extract<LogEntry, { t: "ask" }>, "t" | "msg" | "at" | "deadline">;
 
@@ -260,6 +263,8 @@ async function ask<T>(
   const send = again === false;
   // An end asked for meanwhile (an operator's, landed or still tried): no question goes out.
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
+  // The run ended without awaiting this prompt (runs.ts says so): nothing is asked or kept.
+  if (turn.over) return NOT_AWAITED as Promise<T>;
   // Where a `back` to this question cuts the record: before its send.
   const q = send ? { q: ctx.made().length } : {};
   const fp = `ask:${asked.id}`;
@@ -291,6 +296,8 @@ async function ask<T>(
   const codes = names.length > 0 ? ctx.buttonCodes(names) : undefined;
   if (shown !== undefined) for (const name of names) await ctx.react(shown, name).catch(() => {});
   const rc = await codes;
+  // Sent, then the run ended without awaiting it: not kept, the person's answer is an ordinary message.
+  if (turn.over) return NOT_AWAITED as Promise<T>;
   const made = ctx.made();
   const effects: LogEntry[] = [];
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)

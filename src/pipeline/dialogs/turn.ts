@@ -47,9 +47,33 @@ export class Turn {
   onPark: (() => void) | undefined = undefined;
   /** Told once, when the run is past the steps its record holds (see {@link replaying}). */
   onLive: (() => void) | undefined = undefined;
+  /** Prompts begun and not over (answered, failed, parked), and where the bot's code called the last. */
+  #open = 0;
+  #calledAt: Error | undefined;
+  /** Set when the run ended with a prompt under way (not awaited): that prompt keeps no question. */
+  over = false;
 
   constructor(record?: DialogRecord) {
     this.record = record;
+  }
+
+  /** A prompt begins, called from `at` (an error made there): the returned function says it is over. */
+  opened(at: Error): () => void {
+    this.#open++;
+    this.#calledAt = at;
+    return () => {
+      this.#open--;
+    };
+  }
+
+  /**
+   * The run ended (its handlers returned or threw): a prompt still under way was not awaited, and
+   * the run is over for it too. Returns where the bot's code called it, undefined when none was.
+   */
+  unawaited(): { at: Error | undefined } | undefined {
+    if (this.parked || this.#open === 0) return undefined;
+    this.over = true;
+    return { at: this.#calledAt };
   }
 
   /** The prompts asked so far in this run. */

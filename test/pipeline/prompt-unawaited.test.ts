@@ -1,0 +1,42 @@
+/**
+ * A handler that does not await its `ctx.prompt()` ends before the prompt is kept: the run is over
+ * for the prompt too. It is said at warn, with where the bot's code called it, the question is not
+ * kept as a dialog, and the person's reply is an ordinary message. Before, the question was kept
+ * after the run had ended, and the person's reply was taken as its answer by a replay that did
+ * nothing with it: no reply, and nothing in the log. The testing kit against the sandbox.
+ */
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { expect, test } from "../../src/testing/vitest.ts";
+
+const MEMBER = "member@sandbox.example";
+
+test("a prompt the handler did not await is said, and keeps no question", async ({ runBot }) => {
+  const shop = defineBot({
+    setup(bot) {
+      bot.command("order", async (ctx) => {
+        void ctx.prompt("Which size?");
+        await ctx.reply("done");
+      });
+      bot.on("message", (ctx) => ctx.reply(`heard: ${ctx.event.message.content}`));
+    },
+  });
+  const bot = await runBot({ bot: shop, name: "shop" });
+  const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
+  const order = bot.post(MEMBER, dm("order"));
+  await bot.nextReply({ after: order, where: (m) => m.content === "done" });
+  await expect
+    .poll(() => bot.logs().filter((l) => l.level === 40))
+    .toEqual([
+      expect.objectContaining({
+        msg: "a handler ended with a ctx.prompt() under way (not awaited): its question is not kept, and the person's reply is an ordinary message; await the prompt",
+        at: expect.stringMatching(/^test\/pipeline\/prompt-unawaited\.test\.ts:\d+:\d+$/),
+        eventType: "message",
+        messageId: order,
+      }),
+    ]);
+  const answer = bot.post(MEMBER, dm("large"));
+  expect((await bot.nextReply({ after: answer, where: (m) => m.content.startsWith("heard") })).content).toBe(
+    "heard: large",
+  );
+  expect(bot.dialogs()).toEqual([]);
+});
