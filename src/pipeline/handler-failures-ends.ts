@@ -9,7 +9,7 @@ import type { DeadLetter } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { dialogRunKey } from "./failed-attempts.ts";
-import { describeRefusal, refusalOf, refusedError } from "./handler-failures-refusals.ts";
+import { describeRefusal, refusalOf, refusedError, timeoutShown } from "./handler-failures-refusals.ts";
 import type { FailedRun, HandlerFailuresOptions } from "./handler-failures-types.ts";
 import { handlerTimedOut } from "./router-error.ts";
 import { CUT_BY_STOP, cutLog } from "./stop-cut.ts";
@@ -107,7 +107,7 @@ export class FailureEnds {
       }
       // Cut short by the stop (a replayed letter too): kept marked in the same write, replayed at the next start.
       const retryRequestedAt = interrupted ? new Date(last) : undefined;
-      const kept = refusal ? refusedError(error, refusal) : error;
+      const kept = refusal ? refusedError(error, refusal) : (timeoutShown(error) ?? error);
       const failed = {
         error: kept,
         attempts,

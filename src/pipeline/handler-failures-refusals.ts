@@ -11,6 +11,7 @@ import { type Refusal, serverRefusal } from "../api/refusals.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
+import { RouterError } from "./router-error.ts";
 
 export type { Refusal };
 
@@ -104,9 +105,23 @@ export function ownMistake(err: unknown): Error | undefined {
 
 /** `err` with, for its stack, only the place in the bot's code that made the call it failed on. */
 export function atBotsCall(err: Error): Error {
+  return shownAt(err, whereThrown(err));
+}
+
+/**
+ * `err`, the handler timeout's reason (`ROUTER_HANDLER_TIMEOUT`) that a call made past it threw
+ * back, with no stack but its name and message: its frames are bothost's own (the timer that cut
+ * the run), nothing of the bot's code. Undefined for any other error.
+ */
+export function timeoutShown(err: unknown): Error | undefined {
+  if (!(err instanceof RouterError && err.code === "ROUTER_HANDLER_TIMEOUT")) return undefined;
+  return shownAt(err, undefined);
+}
+
+/** A copy of `err` whose stack is its name and message, then `at` (a place in the bot's code) if any. */
+function shownAt(err: Error, at: string | undefined): Error {
   const shown = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err);
   shown.message = err.message;
-  const at = whereThrown(err);
   shown.stack = `${err.name}: ${err.message}${at === undefined ? "" : `\n    at ${at}`}`;
   return shown;
 }

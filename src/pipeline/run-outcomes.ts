@@ -15,7 +15,7 @@ import type { BotContext } from "./context.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
-import { atBotsCall, ownMistake } from "./handler-failures-refusals.ts";
+import { atBotsCall, ownMistake, timeoutShown } from "./handler-failures-refusals.ts";
 import type { DispatchStats } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 import { runLog } from "./run-log.ts";
@@ -66,8 +66,9 @@ export function runFailed(
   // The chat server failed a call of the handler: no fault of its code, and run again; said
   // with the place of the call in the bot's code, not bothost's frames.
   else if (serverFault(err)) runLog(ctx).warn({ err: atBotsCall(err) }, "handler failed");
-  // A helper called wrongly: the error and the place in the bot's code, not bothost's frames.
-  else runLog(ctx).error({ err: ownMistake(err) ?? err }, "handler failed");
+  // A helper called wrongly: the error and the place in the bot's code, not bothost's frames; the
+  // handler timeout's reason, thrown back by a call made past it: the error alone (its frames are the timer's).
+  else runLog(ctx).error({ err: ownMistake(err) ?? timeoutShown(err) ?? err }, "handler failed");
 }
 
 /**
