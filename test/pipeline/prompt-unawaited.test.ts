@@ -3,7 +3,8 @@
  * for the prompt too. It is said at warn, with where the bot's code called it, the question is not
  * kept as a dialog, and the person's reply is an ordinary message. Before, the question was kept
  * after the run had ended, and the person's reply was taken as its answer by a replay that did
- * nothing with it: no reply, and nothing in the log. The testing kit against the sandbox.
+ * nothing with it: no reply, and nothing in the log. A synchronous handler the same. The testing
+ * kit against the sandbox.
  */
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { expect, test } from "../../src/testing/vitest.ts";
@@ -34,6 +35,28 @@ test("a prompt the handler did not await is said, and keeps no question", async 
         messageId: order,
       }),
     ]);
+  const answer = bot.post(MEMBER, dm("large"));
+  expect((await bot.nextReply({ after: answer, where: (m) => m.content.startsWith("heard") })).content).toBe(
+    "heard: large",
+  );
+  expect(bot.dialogs()).toEqual([]);
+});
+
+test("a synchronous handler's prompt is not awaited either", async ({ runBot }) => {
+  const shop = defineBot({
+    setup(bot) {
+      bot.command("order", (ctx) => {
+        void ctx.prompt("Which size?");
+      });
+      bot.on("message", (ctx) => ctx.reply(`heard: ${ctx.event.message.content}`));
+    },
+  });
+  const bot = await runBot({ bot: shop, name: "shop" });
+  const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
+  const order = bot.post(MEMBER, dm("order"));
+  await expect
+    .poll(() => bot.logs().filter((l) => l.level === 40))
+    .toEqual([expect.objectContaining({ msg: expect.stringContaining("not awaited"), messageId: order })]);
   const answer = bot.post(MEMBER, dm("large"));
   expect((await bot.nextReply({ after: answer, where: (m) => m.content.startsWith("heard") })).content).toBe(
     "heard: large",
