@@ -9,6 +9,7 @@ import path from "node:path";
 import { moduleSources } from "../bot/load-bots.ts";
 import { botModuleFile } from "../bot/load-module.ts";
 import type { Config } from "../config/schema.ts";
+import { untilStopped } from "./args.ts";
 
 /** The files whose edit reloads: the config file, then each bot's sources (absolute paths). */
 export async function devSources(configPath: string, config: Config): Promise<string[]> {
@@ -87,4 +88,32 @@ export class SourceWatch {
     for (const { watcher } of this.#folders.values()) watcher.close();
     this.#folders.clear();
   }
+}
+
+/**
+ * Resolves true once one of `files` (absolute paths) changed and its events settled for
+ * `settleMs`; false at Ctrl-C (SIGINT or SIGTERM) first. Nothing is watched once it resolves.
+ */
+export function nextEdit(files: readonly string[], settleMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const end = (edited: boolean) => {
+      clearTimeout(timer);
+      watching.close();
+      if (!done.signal.aborted) done.abort();
+      resolve(edited);
+    };
+    const watching = new SourceWatch(
+      () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => end(true), settleMs);
+      },
+      (folder) =>
+        process.stderr.write(`bothost dev: cannot watch ${folder}: edits to the files in it are not seen\n`),
+    );
+    watching.set(files);
+    // Aborting it (after an edit) removes its signal listeners; resolving twice changes nothing.
+    void untilStopped(done.signal).then(() => end(false));
+  });
 }

@@ -1,9 +1,12 @@
 import type { Logger } from "pino";
+import { ModuleError } from "../bot/module-error.ts";
+import { isConfigError } from "../config/config-error.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadProblems, reportStartupError, untilStopped } from "./args.ts";
-import { devSources, orgFiles, SourceWatch } from "./dev-watch.ts";
+import { devSources, nextEdit, orgFiles, SourceWatch } from "./dev-watch.ts";
 import { logStrayErrors } from "./stray-errors.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
@@ -12,7 +15,8 @@ Runs the config's bots on the embedded sandbox (server.url: sandbox) and serves 
 from it: pick a person, post in a channel or to a bot, and watch the bots answer. The page's
 address is printed last, once the bots run. When the config file, a bot's file or a local file
 it imports changes, the config is read again and the changed bots restart; an edit that does
-not load is reported, the bot keeps running as it was, and the next save is tried again. Logs
+not load is reported, the bot keeps running as it was, and the next save is tried again; one
+that does not load at start is reported too, and dev starts at the save that fixes it. Logs
 are readable lines (set log.pretty: false for JSON lines). Ctrl-C stops.
 
 Options:
@@ -31,15 +35,9 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   let sources: SourceWatch | undefined;
   try {
     const configPath = resolveConfigPath({ flag: values.config });
-    // Before anything starts (nor logs, nor opens the state): dev runs bots on the embedded sandbox only.
-    const { config: read } = await loadConfigWithSource(configPath);
-    if (!Object.values(read.bots).some((b) => b.server.url === "sandbox")) {
-      process.stderr.write(
-        `bothost dev: ${configPath} runs no bot on the embedded sandbox; set server.url: sandbox (see "bothost init").\n`,
-      );
-      return ExitCode.ConfigInvalid;
-    }
-    booted = await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true });
+    const boot = await bootWhenLoads(configPath);
+    if (typeof boot === "number") return boot;
+    booted = boot;
     const { daemon, log } = booted;
     logStrayErrors(log);
     const sandbox = booted.sandbox!;
@@ -100,6 +98,39 @@ export async function runDevCommand(argv: string[]): Promise<number> {
     sources?.close();
     await booted?.stop().catch(() => {});
     return reportStartupError(err);
+  }
+}
+
+/**
+ * Boots dev's daemon. Once the config has read, a config or bot module that does not load (a syntax
+ * error in a bot's file, a setting its schema refuses) is said, and dev waits for an edit of the
+ * files it watches to try again, as it does for an edit while the bots run. Returns the exit code
+ * when dev ends instead: no bot on the embedded sandbox, or Ctrl-C while waiting.
+ */
+async function bootWhenLoads(configPath: string): Promise<Booted | number> {
+  // The last config that read: its files are the ones watched while waiting.
+  let read: Config | undefined;
+  for (let fresh = false; ; fresh = true) {
+    try {
+      // Before anything starts (nor logs, nor opens the state): dev runs bots on the embedded sandbox only.
+      ({ config: read } = await loadConfigWithSource(configPath));
+      if (!Object.values(read.bots).some((b) => b.server.url === "sandbox")) {
+        process.stderr.write(
+          `bothost dev: ${configPath} runs no bot on the embedded sandbox; set server.url: sandbox (see "bothost init").\n`,
+        );
+        return ExitCode.ConfigInvalid;
+      }
+      return await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true, fresh });
+    } catch (err) {
+      if (read === undefined || !(isConfigError(err) || err instanceof ModuleError)) throw err;
+      reportStartupError(err, "dev");
+      // Said once the files are watched: an edit made on reading it is seen.
+      const edited = nextEdit(await devSources(configPath, read), SETTLE_MS);
+      process.stdout.write(
+        "Waiting for an edit: saving the config or a bot's files tries again; Ctrl-C stops.\n",
+      );
+      if (!(await edited)) return ExitCode.Ok;
+    }
   }
 }
 

@@ -40,12 +40,15 @@ export interface BootOptions {
   clockFromSandbox?: boolean;
   /** The clock the daemon and its bots read and wait on (tests: a held TestClock); default real. */
   clock?: Clock;
+  /** Evaluate the bot modules again, not from the cache (`bothost dev` booting again after an edit). */
+  fresh?: boolean;
 }
 
 /** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
 export async function bootDaemon(configPath: string, options: BootOptions = {}) {
-  const { config, source } = await loadConfigForBots(configPath);
-  const loaded = await loadBots(config, source);
+  const fresh = options.fresh ? { fresh: true } : {};
+  const { config, source } = await loadConfigForBots(configPath, fresh);
+  const loaded = await loadBots(config, source, fresh);
   const pretty = options.readableLogs && config.log.pretty === "auto" ? true : config.log.pretty;
   const log = createLogger({
     level: options.logLevel ?? config.log.level,

@@ -71,6 +71,37 @@ it(
   },
 );
 
+it(
+  "started with a bot file that does not compile, says where and waits for the save that fixes it",
+  BUDGET,
+  async () => {
+    const file = path.join(project, "bots", "hello.ts");
+    const source = await readFile(file, "utf8");
+    await writeFile(file, `${source}\nexport const = ;\n`);
+    const at = source.split("\n").length + 1;
+    dev = spawnCli(["dev"], { cwd: project });
+    await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Waiting for an edit/);
+    expect(dev.stdout()).toBe(
+      "Waiting for an edit: saving the config or a bot's files tries again; Ctrl-C stops.\n",
+    );
+    expect(dev.stderr()).toMatch(
+      new RegExp(
+        `^bothost dev: bot "hello": module \\./bots/hello\\.ts has a syntax error at \\./bots/hello\\.ts:${at}:\\d+: .*\\[MODULE_LOAD_FAILED\\]\n$`,
+      ),
+    );
+
+    await writeFile(file, source);
+    await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
+    expect(lines(dev.stdout()).slice(-2)).toEqual([
+      "1 bot running on the embedded sandbox. Saving the config or a bot's files reloads; Ctrl-C stops.",
+      expect.stringMatching(chatLine),
+    ]);
+    dev.kill("SIGINT");
+    expect((await dev.exited).code).toBe(0);
+    dev = undefined;
+  },
+);
+
 it("reloads when a local file a bot imports changes, or the config file", BUDGET, async () => {
   const bots = path.join(project, "bots");
   await writeFile(path.join(bots, "greeting.ts"), 'export const greeting = "Hello";\n');
