@@ -76,12 +76,18 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** A dead letter's id: `<bot>/<n>`, as the letters are numbered in their bot's list. */
+const LETTER_ID = /^[^/\s]+\/\d+$/;
+
 function checkArguments(
   action: Action,
   ids: string[],
   o: { bot?: string; all?: boolean },
 ): string | undefined {
   if (action === "list") return ids.length > 0 ? `list takes no ids (got ${ids[0]})` : undefined;
+  const malformed = ids.find((id) => !LETTER_ID.test(id));
+  if (malformed !== undefined)
+    return `"${malformed}" is no dead letter id: an id is the bot's name, a slash and the letter's number, like moderator/12`;
   if (action === "show") return ids.length === 1 ? undefined : "show takes exactly one id, like moderator/12";
   if (o.all && ids.length > 0) return `${action} takes ids or --all, not both`;
   if (!o.all && ids.length === 0) return `${action} needs ids (like moderator/12) or --all`;

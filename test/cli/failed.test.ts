@@ -146,6 +146,13 @@ describe("with the daemon stopped: straight in the state directory", TIMEOUT, ()
       [["failed", "retry"], "retry needs ids (like moderator/12) or --all"],
       [["failed", "drop", "mod/1", "--all"], "drop takes ids or --all, not both"],
       [["failed", "show"], "show takes exactly one id"],
+      [
+        ["failed", "show", "bad-id"],
+        "\"bad-id\" is no dead letter id: an id is the bot's name, a slash and the letter's number, like moderator/12",
+      ],
+      [["failed", "show", "mod/1/2"], '"mod/1/2" is no dead letter id'],
+      [["failed", "retry", "mod/1", "mod"], '"mod" is no dead letter id'],
+      [["failed", "drop", "mod/x"], '"mod/x" is no dead letter id'],
     ] as const) {
       const r = await runCli([...args, "-c", file]);
       expect(r.code, args.join(" ")).toBe(2);
@@ -209,10 +216,13 @@ describe("with the daemon running: through its admin routes", TIMEOUT, () => {
       expect((await runCli(["failed", "show", "mod/9", "-c", file])).stderr).toContain(
         "no dead letter mod/9",
       );
-      // An id of another shape than `<bot>/<n>` is no letter either (not a missing route).
+      // An id of another shape than `<bot>/<n>` is a usage mistake, said before the daemon is asked.
       for (const id of ["mod", "mod/1/2"]) {
         const shown = await runCli(["failed", "show", id, "-c", file]);
-        expect([shown.code, shown.stderr]).toEqual([1, expect.stringContaining(`no dead letter ${id} `)]);
+        expect([shown.code, shown.stderr]).toEqual([
+          2,
+          expect.stringContaining(`"${id}" is no dead letter id`),
+        ]);
       }
       const retry = await runCli(["failed", "retry", "mod/1", "-c", file]);
       expect(retry.stdout).toContain("Retry requested for 1: mod/1 (the daemon handles them now)");
