@@ -312,7 +312,10 @@ export function createTransport(config: TransportConfig): RequestFn {
         logger.debug({ endpoint, attempt, code }, err instanceof Error ? err.message : `${endpoint} failed`);
         const decision = decideRetry(err, attempt, idempotent, policy);
         if (!decision.retry) throw err;
-        logger.warn(
+        // A poll failing for an outage is said by its queue consumer, once per outage: here at
+        // debug. A 429 on it is said here (no outage: the server asks for a wait).
+        const said = endpoint === "GET /events" && !(err instanceof RateLimitError) ? "debug" : "warn";
+        logger[said](
           { endpoint, attempt, delayMs: decision.delayMs, reason: decision.reason },
           `${endpoint} failed (${decision.reason}); retrying in ${decision.delayMs} ms`,
         );

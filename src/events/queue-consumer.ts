@@ -10,6 +10,7 @@ import { type Clock, nextTurn } from "../time/clock.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { graceAfter, REGISTER_GRACE_MS } from "./grace-after.ts";
+import { PollOutage } from "./poll-outage.ts";
 import type { PollPacer } from "./poll-pacing.ts";
 import type { QueueApi } from "./server-queue.ts";
 import { UnknownEventWarnings } from "./unknown-events.ts";
@@ -100,6 +101,7 @@ export class QueueConsumer {
   longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #lastEventId = -1;
   #failures = 0;
+  readonly #outage = new PollOutage();
   /** Queues lost in a row (expired, acknowledgement refused) with no poll answered in between. */
   #lost = 0;
   /** When the last poll was sent. */
@@ -203,7 +205,7 @@ export class QueueConsumer {
    */
   #take(raw: unknown[], queueId: string, signal: AbortSignal): Promise<void> | undefined {
     this.lastContactAt = this.#opts.clock.now();
-    this.#failures = this.#lost = 0;
+    this.#failures = this.#lost = this.#outage.answered(this.#failures, this.#opts);
     const batch: ParsedEvent[] = [];
     let others = false; // events other than messages: saved before the poll acknowledging them
     for (let i = 0; i < raw.length; i++) {
@@ -299,7 +301,7 @@ export class QueueConsumer {
     this.#failures++;
     const { initialMs = 500, maxMs = 30_000 } = this.#opts.backoff ?? {};
     const delay = backoffDelay(this.#failures, initialMs, maxMs, Math.random);
-    this.#opts.log.warn(
+    this.#opts.log[this.#outage.failed(this.#opts.clock)](
       { attempt: this.#failures, delayMs: Math.round(delay), err: describe(err) },
       "event queue request failed; backing off",
     );
@@ -328,7 +330,7 @@ export class QueueConsumer {
           return false;
         }
         this.lastContactAt = this.#opts.clock.now();
-        this.#failures = 0;
+        this.#failures = this.#outage.answered(this.#failures, this.#opts);
         this.registrations++;
         this.#opts.pacer?.resume();
         this.queueId = reg.queue_id;
