@@ -323,7 +323,9 @@ it("with the daemon stopped, dialogs lists them from the state store, saying so;
 
   const unknown = await runCli(["dialogs", "--bot", "suvrey", "-c", file]);
   expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toContain('no bot named "suvrey" in the config (bots: survey). Did you mean "survey"?');
+  expect(unknown.stderr).toContain(
+    'no bot named "suvrey" in the config (bots: survey). Did you mean "survey"?',
+  );
   expect(hasStackTrace(unknown.stderr)).toBe(false);
 
   const end = await runCli([
