@@ -96,9 +96,9 @@ export function formatOnDisk(s: DaemonStatus, onDisk: ConfigProblemsOnDisk): str
  */
 function budgetLine(name: string, b: BudgetStatus): string {
   const bucket = (label: string, x: BucketStatus) =>
-    `${label} ${usedOf(x)}/${x.perHour} (${x.remainingHour} left)${x.rateLimited > 0 ? ` (${x.rateLimited}× 429)` : ""}`;
-  const spacing = b.pollsWaitUntil
-    ? `polls wait until ${b.pollsWaitUntil} (429)`
+    `${label} ${usedOf(x)}/${x.perHour} (${x.remainingHour} left)${x.rateLimited > 0 ? ` (${x.rateLimited}× 429)` : ""}${x.waitUntil && x !== b.events ? `, held until ${x.waitUntil}` : ""}`;
+  const spacing = b.events.waitUntil
+    ? `polls wait until ${b.events.waitUntil} (429)`
     : b.pollSpacingSeconds > 0
       ? `polls spaced ${b.pollSpacingSeconds.toFixed(1)} s`
       : "polls at once";
@@ -109,8 +109,9 @@ const usedOf = (x: BucketStatus): number => Math.max(x.usedHour, x.perHour - x.r
 
 const busy = (b: BudgetStatus): boolean =>
   b.pollSpacingSeconds > 0 ||
-  b.pollsWaitUntil !== undefined ||
-  [b.events, b.other].some((x) => x.rateLimited > 0 || usedOf(x) * 10 >= x.perHour);
+  [b.events, b.other].some(
+    (x) => x.waitUntil !== undefined || x.rateLimited > 0 || usedOf(x) * 10 >= x.perHour,
+  );
 
 /** The most dialogs per bot `bothost status` prints (`bothost dialogs` prints them all). */
 const TEXT_DIALOGS = 10;

@@ -249,14 +249,13 @@ function budgetStatus(buckets: BucketSnapshot[], pacing: PacingSnapshot | undefi
       perHour: b?.perHour ?? 0,
       remainingHour: b?.remainingHour ?? 0,
       rateLimited: b?.limited ?? 0,
+      ...(b?.blockedUntil === undefined ? {} : { waitUntil: new Date(b.blockedUntil).toISOString() }),
     };
   };
-  const held = buckets.find((x) => x.bucket === "events")?.blockedUntil;
   return {
     events: bucket("events"),
     other: bucket("other"),
     pollSpacingSeconds: (pacing?.spacingMs ?? 0) / 1000,
-    ...(held === undefined ? {} : { pollsWaitUntil: new Date(held).toISOString() }),
     steadyPollSpacingSeconds: (pacing?.steadySpacingMs ?? 0) / 1000,
   };
 }

@@ -124,6 +124,8 @@ export interface BucketStatus {
   remainingHour: number;
   /** 429s received since the daemon started. */
   rateLimited: number;
+  /** While the server's 429 holds the bucket's calls: when the next may go (ISO 8601). */
+  waitUntil?: string;
 }
 
 /** A bot's budgets and how its polls are paced. */
@@ -132,8 +134,6 @@ export interface BudgetStatus {
   other: BucketStatus;
   /** The wait before the latest poll, in seconds: 0 while traffic is light. */
   pollSpacingSeconds: number;
-  /** While the server's 429 holds the polls: when the next may start (ISO 8601). */
-  pollsWaitUntil?: string;
   /** The spacing sustained traffic settles to, in seconds. */
   steadyPollSpacingSeconds: number;
 }

@@ -120,9 +120,39 @@ it("the budget of a bot whose polls a 429 holds says they wait, until when, in t
   await expect.poll(async () => (await running!.daemon.status()).bots[0]!.budget!.events.rateLimited).toBe(1);
   const bot = (await running.daemon.status()).bots[0]!;
   const until = bot.reason!.split("none before ")[1]!;
-  expect(bot.budget!.pollsWaitUntil).toBe(until);
+  expect(bot.budget!.events.waitUntil).toBe(until);
+  expect(bot.budget!.other.waitUntil).toBeUndefined();
   const line = formatStatus(await running.daemon.status())
     .split("\n")
     .find((l) => l.startsWith("raised: calls used this hour"));
   expect(line).toMatch(new RegExp(`; polls wait until ${until.replace(/\./g, "\\.")} \\(429\\)$`));
+});
+
+it("the budget of a bot whose sends a 429 holds says until when, in text and JSON", async () => {
+  const echo = defineBot({
+    setup(bot) {
+      bot.on("message", (ctx) => ctx.reply("seen"));
+    },
+  });
+  running = await world.daemon({ raised: { email: BOT, definition: echo } });
+  // Another client spends the account's hour of other calls: the bot's reply is refused for it.
+  const count = world.sandbox.control.rateLimitCount;
+  const spent = count(BOT, "other").calls;
+  expect(spent).toBeGreaterThan(count(BOT, "events").calls + 2);
+  world.sandbox.control.setUserRateLimit(BOT, [
+    [60, 200],
+    [3600, spent],
+  ]);
+  world.sandbox.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "hi" });
+  await expect.poll(() => count(BOT, "other").refused).toBeGreaterThan(0);
+  await expect
+    .poll(async () => (await running!.daemon.status()).bots[0]!.budget!.other.waitUntil)
+    .toBeDefined();
+  const budget = (await running.daemon.status()).bots[0]!.budget!;
+  expect(Date.parse(budget.other.waitUntil!) - Date.now()).toBeGreaterThan(3_000_000);
+  expect(budget.events.waitUntil).toBeUndefined();
+  const line = formatStatus(await running.daemon.status())
+    .split("\n")
+    .find((l) => l.startsWith("raised: calls used this hour"));
+  expect(line).toContain(`(1× 429), held until ${budget.other.waitUntil}; polls `);
 });
