@@ -6,7 +6,9 @@
  * replays the letter, and the reply must reach the conversation then, once: its record says it was
  * handed to an answer, not that the server posted it. On the file store and on Redis (where the
  * reply's record is written before the answer goes, the window this covers), and so for the
- * server's retry of the delivery reaching the next start: its answer carries the reply.
+ * server's retry of the delivery reaching the next start: its answer carries the reply. A handler
+ * whose first question of a dialog is that answer, killed the same way after the dialog's log
+ * recorded it: the question is asked at the next start, once, and its answer goes on with it.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,7 +19,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, killAll, spawnCli } from "../support/cli.ts";
 import { type Backend, crashBackends } from "../support/crash-backends.ts";
 import { freePort } from "../support/http-daemon.ts";
-import { helperRunConfig, postDelivery } from "../support/outgoing-delivery.ts";
+import { helperRunConfig, helperSaid, postDelivery } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 const backends = await crashBackends("outgoing-reply-unsent-crash");
@@ -40,15 +42,24 @@ const moduleText = `export default { setup(bot) {
 } };
 `;
 
+/** A bot whose handler begins a dialog: its first question is the delivery's answer. */
+const questionText = `export default { setup(bot) {
+  bot.on("message", async (ctx) => {
+    const size = await ctx.prompt("Which size?", { timeout: "1h" });
+    await ctx.reply("size: " + size.text);
+  });
+} };
+`;
+
 /** A sandbox, and `bothost run` of the helper bot on `backendFor`'s store (`more`: crash points). */
-async function setUp(backendFor: (dir: string) => Backend) {
+async function setUp(backendFor: (dir: string) => Backend, text = moduleText) {
   const port = await freePort();
   const sb = await startSandbox({ org: outgoingOrg(port) });
   sandbox = sb;
   const at = await mkdtemp(path.join(tmpdir(), "bothost-reply-unsent-"));
   dir = at;
   const module = path.join(at, "bot.mjs");
-  await writeFile(module, moduleText);
+  await writeFile(module, text);
   const file = path.join(at, "bothost.yaml");
   const state = backendFor(at).yaml;
   await writeFile(file, helperRunConfig({ serverUrl: sb.url, dir: at, port, module, state }));
@@ -111,6 +122,30 @@ describe.each(backends)("on the %s", (name, backendFor) => {
     expect(retried).toEqual({ status: 200, body: { content: `hi, ${topic}` } });
     await again.waitForLog((l) => l.msg === "dead letter handled; removed from the list", 20_000);
     expect(sb.control.messages().filter((m) => m.content === `hi, ${topic}`)).toEqual([]);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("a dialog's first question killed with its answer is asked at the next start, once, and its answer taken", {
+    timeout: 60_000,
+  }, async () => {
+    const { sb, run } = await setUp(backendFor, questionText);
+    const topic = "unsent question";
+    const said = (content: string) => sb.control.messages().filter((m) => m.content === content);
+
+    const first = run({ BOTHOST_FAILPOINTS: "answer-sending" });
+    await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+    sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content: "@**Helper** order" });
+    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+    await sb.control.settleWebhooks();
+    expect(said("Which size?")).toEqual([]);
+
+    const again = run();
+    await again.waitForLog((l) => l.msg === "dead letter handled; removed from the list", 20_000);
+    expect(said("Which size?")).toHaveLength(1);
+    sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content: "@**Helper** large" });
+    await expect.poll(() => said("size: large"), { timeout: 15_000 }).toHaveLength(1);
+    expect(helperSaid(sb).filter((m) => !m.startsWith("Failure!"))).toEqual(["Which size?", "size: large"]);
     again.kill("SIGTERM");
     expect(await again.exited).toEqual({ code: 0, signal: null });
   });
