@@ -241,7 +241,10 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const unknownGroup = unknownGroupCheck();
   // The queue source of the bot's current start: a question with emoji choices asks it for reactions.
   let source: QueueSource | undefined;
+  // The bot's commands, once its setup declared them (the dispatcher is made after the dialogs).
+  let commandsNow: DispatcherParts["commands"];
   const dialogs = new Dialogs({
+    commandNames: () => commandsNow?.names(),
     store: store.namespace("dialogs"),
     wants: (type) => source?.want(type),
     selfId: (): number | undefined => contexts.self?.userId,
@@ -310,8 +313,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     contexts,
     scheduler,
     storeHealth,
-    dispatcher: (composer, commands) =>
-      new Dispatcher({
+    dispatcher: (composer, commands) => {
+      commandsNow = commands;
+      return new Dispatcher({
         composer,
         commands,
         contexts,
@@ -332,7 +336,8 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         letters,
         effects,
         dialogs,
-      }),
+      });
+    },
     // Every property named: an object spread from `start` and then given a dozen more gets a
     // hidden class of its own, in each bot.
     queueSource: (dispatcher, start) => {

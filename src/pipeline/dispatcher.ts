@@ -52,7 +52,6 @@ export class Dispatcher {
     this.#failures = parts.failures;
     this.#runs = new HandlerRuns(parts, this.#stats, (id) => this.#commits?.finish(id));
     const { dialogs, queue, contexts, log, commands } = parts;
-    dialogs.commandNames = commands && (() => commands.names());
     this.#engine = new DialogEngine({ dialogs, queue, contexts, log, runs: this.#runs, commands });
     this.#run = this.#engine.run;
   }

@@ -31,6 +31,8 @@ export interface DialogsOptions {
   selfId?: () => number | undefined;
   /** Who is in which group, with which role (for questions others may answer); nobody without it. */
   members?: Membership;
+  /** The bot's commands by name, subcommands as `"standup report"`; undefined: no commands. */
+  commandNames?: () => readonly string[] | undefined;
 }
 
 /**

@@ -46,12 +46,15 @@ export class Dialogs extends DialogIndex {
   #live = new AbortController();
   /** When the bot last stopped here: the entries kept since are checked against the store at {@link load}. */
   #pausedAt = Number.NEGATIVE_INFINITY;
-  /** The bot's commands by name, subcommands as `"standup report"` (set by its dispatcher; none: no commands). */
-  commandNames: (() => readonly string[]) | undefined;
 
   constructor(options: DialogsOptions) {
     super(options);
     this.log = new DialogLog(options.store, options.commit);
+  }
+
+  /** The bot's commands by name (`"standup report"` for a subcommand); undefined: no commands. */
+  commandNames(): readonly string[] | undefined {
+    return this.o.commandNames?.();
   }
 
   /**

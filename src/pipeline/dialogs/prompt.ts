@@ -113,7 +113,7 @@ export async function prompt<T>(
   const from = waitFrom(options.from, options.except);
   const escapes = escapesOf(options, turn.step);
   checkEscapeWords(choices, escapes.back, cancelOf(options.cancel)?.word);
-  checkCommandNames(escapes.cmd, dialogs.commandNames?.());
+  checkCommandNames(escapes.cmd, dialogs.commandNames());
   const where = options.where === undefined ? undefined : checkWhere(options.where);
   const question = text;
   text = withChoices(text, choices, emoji);
