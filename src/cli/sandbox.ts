@@ -102,7 +102,7 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
       await sandbox.stop();
       const { code, message } = e as NodeJS.ErrnoException;
       err.write(
-        `bothost sandbox: Cannot write the zuliprc files to ${dir}: ${code ?? message}. Name a folder it can create or write (--zuliprc-dir).\n`,
+        `bothost sandbox: cannot write the zuliprc files to ${dir}: ${code ?? message}. Name a folder it can create or write (--zuliprc-dir).\n`,
       );
       return ExitCode.ConfigInvalid;
     }

@@ -172,7 +172,7 @@ describe("bothost sandbox", () => {
     expect({ code, stdout: out.text(), stderr: err.text() }).toEqual({
       code: 2,
       stdout: "",
-      stderr: `bothost sandbox: Cannot write the zuliprc files to ${file}: EEXIST. Name a folder it can create or write (--zuliprc-dir).\n`,
+      stderr: `bothost sandbox: cannot write the zuliprc files to ${file}: EEXIST. Name a folder it can create or write (--zuliprc-dir).\n`,
     });
   });
 
