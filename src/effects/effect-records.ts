@@ -38,21 +38,7 @@ import { isRefusal } from "./local-echo.ts";
 import { carriedFor, letterRecords } from "./nested-records.ts";
 
 export { CLAIM_WAIT_MS, EffectOrderChanged, type EffectRecord, type RecordWrite } from "./effect-claims.ts";
-
-/**
- * How far the server's clock may be behind this machine's: a read-back bounded by a time taken
- * here (a cron job's firing) looks at what the server stamped from this many seconds before it.
- */
-export const SERVER_CLOCK_SLACK_S = 30;
-
-/**
- * The least time a bot's effect records (and markers of applied state writes) are kept: past a
- * run's retries and a restart (a dead letter carries its own effects).
- */
-export const EFFECT_RECORDS_MIN_TTL_MS = 6 * 3_600_000;
-
-/** Records are kept this much past the last time their event can run again (clocks disagree). */
-export const EFFECT_RECORDS_MARGIN_MS = 3_600_000;
+export { EFFECT_RECORDS_MARGIN_MS, EFFECT_RECORDS_MIN_TTL_MS, SERVER_CLOCK_SLACK_S } from "./record-times.ts";
 
 export interface EffectRecordsOptions {
   /** How long records of an event are kept: longer than its retries (dead letters carry their own). */
@@ -149,6 +135,7 @@ export class EffectRun {
   /** The runs nested in this one, by name (see {@link nested}). */
   #nested: Map<string, EffectRun> | undefined;
   #claimStore: ClaimStore | undefined;
+  #leftBegun = false;
 
   constructor(
     private readonly store: StateStore,
@@ -314,13 +301,25 @@ export class EffectRun {
         carried !== undefined && !carried.pending
           ? carried
           : (((await this.store.get(`${this.eventKey}#${n}`)) as EffectRecord | undefined) ?? carried);
-      if (record === undefined || record.kind !== kind) return undefined;
+      if (record === undefined || record.kind !== kind) {
+        this.#leftBegun = begun.length > 0;
+        return undefined;
+      }
       begun.push(record);
       if (record.pending) continue;
       this.#next = n;
       this.#list().push(...begun);
       return record.result;
     }
+  }
+
+  /**
+   * Whether the last {@link replayed} that found none stopped at effects an earlier run began and
+   * never finished (made maybe, its answer lost): the next effect takes the first one's number,
+   * and one not looked for (no `verify`) replaces its record, so the caller keeps the doubt.
+   */
+  get leftBegun(): boolean {
+    return this.#leftBegun;
   }
 
   /** The number of the effect last begun: inside {@link once}, the one being made. */

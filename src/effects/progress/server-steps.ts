@@ -230,7 +230,12 @@ export class ServerSteps {
     }
   }
 
-  /** The state after the last step an earlier run made, as its records say (no call). */
+  /**
+   * The state after the last step an earlier run made, as its records say (no call). A post it
+   * began and never recorded (killed before its answer was read or its record written) may have
+   * been made: the state says so (`doubt`), and this run's next post looks for it first, also
+   * when an edit takes that post's number before it (a re-run's text shown from its start).
+   */
   async replayed(state: ShownState): Promise<ShownState> {
     const run = this.deps.run;
     if (run === undefined) return state;
@@ -239,6 +244,10 @@ export class ServerSteps {
       // The final text is in the first final post's record only: the later ones go on with it.
       const finalText = next?.finalText ?? state.finalText;
       if (next) state = finalText === undefined ? next : { ...next, finalText };
+    }
+    if (state.doubt || run.leftBegun) {
+      this.#doubt = true;
+      state = { ...state, doubt: true };
     }
     return state;
   }
@@ -275,6 +284,8 @@ export class ServerSteps {
       const found = await find();
       this.#doubt = false;
       if (found) act = async () => found;
+      // Looked for just now: a pending record at this step's number is answered without a call.
+      find = async () => found;
     }
     try {
       return await this.#once(act, find, ends);
@@ -327,7 +338,8 @@ export function withPosted(
   length: number,
   postedAt: number,
 ): ShownState {
-  const next = copyState(state);
+  const { doubt: _looked, ...rest } = copyState(state);
+  const next: ShownState = rest;
   const edges = length === content.length ? edgesOf(content) : undefined;
   next.messages.push({
     id,

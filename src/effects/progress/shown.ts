@@ -40,6 +40,12 @@ export interface ShownState {
   finalText?: string;
   /** Finished (done, failed, or ended as failed), its reactions made: nothing ends it again. */
   over?: true;
+  /**
+   * An earlier run began a post and was cut before its record (made maybe, its answer lost): the
+   * next post looks for it among the bot's messages first. Kept in the records of the steps made
+   * until then (edits), so that a run cut again before that post still looks.
+   */
+  doubt?: true;
 }
 
 /** The fifth field: 0 open, 1 closed, 2 gone; then the edges, when there are any. */
@@ -63,13 +69,14 @@ export function toRecord(state: ShownState): JsonValue {
       ? { t: state.finalText }
       : {}),
     ...(state.over ? { x: 1 } : {}),
+    ...(state.doubt ? { d: 1 } : {}),
   };
 }
 
 /** A record's result back as the state; undefined if it is not one (another kind of effect). */
 export function fromRecord(value: JsonValue): ShownState | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { m, e, p, f, t, x } = value as Record<string, unknown>;
+  const { m, e, p, f, t, x, d } = value as Record<string, unknown>;
   if (!Array.isArray(m) || typeof e !== "number" || typeof p !== "number") return undefined;
   const messages = (m as Row[]).map(([id, postedAt, length, content, closed, lead, trail]) => ({
     id,
@@ -80,7 +87,7 @@ export function fromRecord(value: JsonValue): ShownState | undefined {
     ...(closed === 2 ? { gone: true as const } : {}),
     ...(typeof lead === "number" && typeof trail === "string" ? { edges: { lead, trail } } : {}),
   }));
-  const over = x === 1 ? { over: true as const } : {};
+  const over = { ...(x === 1 ? { over: true as const } : {}), ...(d === 1 ? { doubt: true as const } : {}) };
   const final = {
     ...(typeof f === "number" ? { finalFrom: f } : {}),
     ...(typeof t === "string" ? { finalText: t } : {}),
