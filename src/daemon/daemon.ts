@@ -7,7 +7,7 @@ import { BotSwitch, LEASE_STOP } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import { AdminSocket } from "../http/admin-socket.ts";
+import { AdminSocket, takeOverWhenFree } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { requireListener } from "../http/http-config-error.ts";
@@ -198,7 +198,12 @@ export class Daemon {
     const admin = this.#o.adminSocket;
     if (admin) {
       const handlers = this.#adminHandlers();
-      this.adminSocket = await AdminSocket.open({ ...admin, handlers, log: this.#o.log });
+      const open = () => AdminSocket.open({ ...admin, handlers, log: this.#o.log });
+      this.adminSocket = await open();
+      if (this.adminSocket === undefined) {
+        const o = { log: this.#o.log, signal: this.#stopping.signal, clock: this.#clock };
+        takeOverWhenFree(admin.path, open, (socket) => (this.adminSocket = socket), o);
+      }
     }
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.http = await this.#httpListener();

@@ -11,6 +11,7 @@ import { connect } from "node:net";
 import type { Logger } from "pino";
 import { isInRuntimeDir, MAX_SOCKET_PATH_BYTES, runtimeDir } from "../config/admin-socket-path.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
 import { type AdminAnswer, type AdminHandlers, type AdminRoute, adminRoutes } from "./admin-routes.ts";
 
 export type AdminSocketErrorCode = "ADMIN_SOCKET_IN_USE" | "ADMIN_SOCKET_FAILED";
@@ -98,6 +99,42 @@ export class AdminSocket {
     // Already gone is fine; a file that cannot be removed is replaced at the next start.
     if (process.platform !== "win32") await rm(this.path, { force: true }).catch(() => {});
   }
+}
+
+/** How often an instance running without the admin socket checks that its holder still answers. */
+const TAKE_OVER_CHECK_MS = 2_000;
+
+/**
+ * For an instance running without the admin socket (another instance of this host held it at
+ * start): once the holder no longer answers (it stopped, or was killed), the socket is taken here
+ * (`open`) and handed to `taken`, so that the commands reach a daemon still running the bots.
+ * Checked every {@link TAKE_OVER_CHECK_MS} on `o.clock`, until taken or `o.signal` aborts (the
+ * daemon's stop); a socket that cannot be made is logged, and no longer tried.
+ */
+export function takeOverWhenFree(
+  path: string,
+  open: () => Promise<AdminSocket | undefined>,
+  taken: (socket: AdminSocket) => void,
+  o: { log: Logger; signal: AbortSignal; clock: Clock },
+): void {
+  let timer: TimerHandle | undefined;
+  const check = async () => {
+    try {
+      const socket = (await answers(path)) ? undefined : await open();
+      if (socket !== undefined && o.signal.aborted) return await socket.close();
+      if (socket !== undefined) return taken(socket);
+    } catch (err) {
+      return o.log.warn(
+        { err, socket: path },
+        "could not take over the admin socket: this instance runs without it",
+      );
+    }
+    if (!o.signal.aborted) timer = o.clock.setTimeout(() => void check(), TAKE_OVER_CHECK_MS);
+  };
+  timer = o.clock.setTimeout(() => void check(), TAKE_OVER_CHECK_MS);
+  o.signal.addEventListener("abort", () => timer !== undefined && o.clock.clearTimeout(timer), {
+    once: true,
+  });
 }
 
 function listen(server: Server, path: string): Promise<void> {
