@@ -208,11 +208,13 @@ export function createTransport(config: TransportConfig): RequestFn {
     // Every 401 is an authentication failure, whatever the code and even from a proxy.
     if (status === 401) throw new AuthError({ ...errorInit(), email, origin });
     if (!isObject) {
+      // Redacted whole before it is cut: a cut through the key would leave its start unredacted.
+      const said = redact(text);
       throw new BadResponseError({
         endpoint,
         status,
         contentType,
-        snippet: redact(text.slice(0, 80)) + (text.length > 80 ? "…" : ""),
+        snippet: said.slice(0, 80) + (said.length > 80 ? "…" : ""),
       });
     }
     if (status === 429) {

@@ -9,7 +9,7 @@ import {
   ResponseSchemaError,
 } from "../../src/api/errors.ts";
 import { BothostError } from "../../src/errors/bothost-error.ts";
-import { EMAIL, test } from "../support/api/client-fixture.ts";
+import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
 import * as rec from "../support/api/records.ts";
 import { failure, success } from "../support/api/test-server.ts";
 
@@ -309,6 +309,22 @@ describe("bodies that are not the API", () => {
     expect((err as Error).message).toMatchInlineSnapshot(
       `"GET /users/me: the server answered 502 with a non-JSON body (content-type text/html): "<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center>xxx…". The server or a proxy in front of it is failing, or the URL does not point at the chat server; safe calls are retried, so if this persists check the server's and the proxy's logs."`,
     );
+  });
+
+  test("a non-JSON page that echoes the request's credentials quotes none of them", async ({
+    server,
+    makeClient,
+  }) => {
+    // A proxy's error page showing the request's headers; the quoted start ends inside them.
+    const credentials = Buffer.from(`${EMAIL}:${API_KEY}`).toString("base64");
+    server.fallback = { status: 502, raw: `<pre>Bad gateway. Authorization: Basic ${credentials}</pre>` };
+    const err = await makeClient({ retry: false })
+      .users.me()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadResponseError);
+    const message = (err as Error).message;
+    expect(message).toContain("Authorization: Basic [redacted]");
+    expect(message).not.toContain(credentials.slice(0, 16));
   });
 
   test("a success body of the wrong shape names the endpoint and the field", async ({
