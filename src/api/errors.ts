@@ -16,7 +16,8 @@ const hints: Partial<Record<string, string>> = {
   UNAUTHORIZED_PRINCIPAL: "The account lacks the role this call needs; ask an administrator.",
   REQUEST_VARIABLE_MISSING: "Pass the parameter named in `data.var_name`.",
   REQUEST_CONFUSING_VAR: "Pass only one of the two parameters named in `data`.",
-  INVALID_JSON: "A JSON-encoded parameter was malformed.",
+  INVALID_JSON:
+    "The request's whole body must be valid JSON (an incoming webhook's payload); with request(), pass a parameter's arrays and objects as values, not strings.",
   CHANNEL_ALREADY_EXISTS: "Pick another channel name.",
 };
 

@@ -239,6 +239,16 @@ describe("server errors become ApiError", () => {
     );
   });
 
+  test("a malformed JSON body's hint is about the body, not a parameter", async ({ server, makeClient }) => {
+    server.reply(failure(400, { msg: "Malformed JSON", code: "INVALID_JSON" }));
+    const err = await makeClient()
+      .request("POST", "/external/github", { payload: "{" })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toMatchInlineSnapshot(
+      `"POST /external/github failed: 400 INVALID_JSON: Malformed JSON. The request's whole body must be valid JSON (an incoming webhook's payload); with request(), pass a parameter's arrays and objects as values, not strings."`,
+    );
+  });
+
   test("the server's text ends its sentence before the hint", async ({ server, makeClient }) => {
     server.reply(failure(400, { msg: "Channel 'mod-logs' does not exist", code: "STREAM_DOES_NOT_EXIST" }));
     const err = await makeClient()
