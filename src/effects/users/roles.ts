@@ -11,7 +11,8 @@ export type RoleName = "owner" | "admin" | "moderator" | "member" | "guest";
  *
  * @example
  * ```ts
- * if (ctx.sender && ctx.sender.roleNumber <= Role.moderator) await ctx.reply("As you wish.");
+ * const role = ctx.sender?.role;
+ * if (role !== undefined && Role[role] <= Role.moderator) await ctx.reply("As you wish.");
  * ```
  */
 export const Role = Object.freeze({
