@@ -180,7 +180,7 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
     if (installed !== undefined) throw fail("MODULE_NOT_FOUND", installed);
     throw fail(
       "MODULE_NOT_FOUND",
-      `is neither a file next to the config nor an installed package: for a file write ./${specifier}; for a package run npm install ${specifier} in ${configDir}`,
+      `is neither a file next to the config nor an installed package: for a file write ./${specifier}; for a package run npm install ${packageOf(specifier)} in ${configDir}`,
     );
   }
   if (!resolved.startsWith("file:")) {
@@ -192,6 +192,14 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
   return fileURLToPath(resolved);
 }
 
+/** The package a bare specifier names: `pkg` of `pkg/sub/file.ts`, `@scope/pkg` of `@scope/pkg/file.ts`. */
+function packageOf(specifier: string): string {
+  return specifier
+    .split("/")
+    .slice(0, specifier.startsWith("@") ? 2 : 1)
+    .join("/");
+}
+
 /**
  * Why `pkg/sub/file.ts` did not resolve when `pkg` is installed (a `node_modules/pkg` folder in
  * the config's folder or above): the package's `exports` do not list that subpath, so the file
@@ -199,11 +207,9 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
  * Undefined when the specifier names no subpath or the package is not installed.
  */
 async function installedPackageFile(specifier: string, configDir: string): Promise<string | undefined> {
-  const parts = specifier.split("/");
-  const nameParts = specifier.startsWith("@") ? 2 : 1;
-  if (parts.length <= nameParts) return undefined;
-  const name = parts.slice(0, nameParts).join("/");
-  const subpath = parts.slice(nameParts).join("/");
+  const name = packageOf(specifier);
+  if (name.length === specifier.length) return undefined;
+  const subpath = specifier.slice(name.length + 1);
   for (let dir = configDir; ; dir = path.dirname(dir)) {
     const folder = path.join(dir, "node_modules", name);
     if (existsSync(path.join(folder, "package.json"))) {

@@ -157,6 +157,17 @@ describe("packages", () => {
       `bot "demo": module bothost-no-such-package is neither a file next to the config nor an installed package: for a file write ./bothost-no-such-package; for a package run npm install bothost-no-such-package in ${dir}`,
     );
   });
+
+  it("MODULE_NOT_FOUND for a file of a package that is not installed says to install the package", async () => {
+    for (const [specifier, pkg] of [
+      ["bothost-no-such-package/bots/x.ts", "bothost-no-such-package"],
+      ["@bothost-no-such/pkg/bots/x.ts", "@bothost-no-such/pkg"],
+    ]) {
+      const err = await failure(specifier!, dir);
+      expect(err.code).toBe("MODULE_NOT_FOUND");
+      expect(err.message).toContain(`for a package run npm install ${pkg} in ${dir}`);
+    }
+  });
 });
 
 describe("errors", () => {
