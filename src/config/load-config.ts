@@ -6,6 +6,7 @@ import { hasTypoOf } from "../errors/did-you-mean.ts";
 import { type BotsDraft, ConfigError, type ConfigErrorCode } from "./config-error.ts";
 import { type ConfigProblem, formatPath } from "./config-problem.ts";
 import { ConfigSource } from "./config-source.ts";
+import { checkOutgoingPaths } from "./outgoing-paths.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
 import { type Config, type ConfigFile, ConfigSchema, checkListener } from "./schema.ts";
@@ -80,6 +81,7 @@ export async function loadConfigWithSource(
   const result = ConfigSchema.superRefine((config, ctx) => {
     checkLeases(config, ctx);
     checkListener(config, ctx);
+    checkOutgoingPaths(config, ctx);
   }).safeParse(data);
   if (!result.success) {
     const schemaProblems = issuesToProblems(result.error.issues, data, ConfigSchema, source);

@@ -10,6 +10,7 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
+import { outgoingPathProblem } from "../config/outgoing-paths.ts";
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { installAccessLog, loggedClientAbort, pathOf } from "../log/access-log.ts";
@@ -75,7 +76,6 @@ export interface HttpListenerOptions {
 }
 
 const NONE: ReadonlyMap<string, number> = new Map();
-const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
 
 export class HttpListener {
   readonly #o: HttpListenerOptions;
@@ -320,14 +320,9 @@ function checkPaths(bots: readonly HttpBot[]): void {
     if (!b.outgoing) continue;
     const { path } = b.outgoing;
     const name = b.runtime.name;
-    const clash = RESERVED.find((r) => path === r || (r.endsWith("/") && path.startsWith(r)));
-    const other = seen.get(path);
-    if (clash || other) {
-      const why = clash
-        ? `is reserved (${clash}); choose another, like "/hooks/${name}".`
-        : `is also the path of bot ${other}; give each bot its own.`;
+    const why = outgoingPathProblem(path, name, seen.get(path));
+    if (why)
       throw new HttpConfigError("HTTP_CONFIG_INVALID", `bots.${name}.outgoing_webhook.path "${path}" ${why}`);
-    }
     seen.set(path, name);
   }
 }
