@@ -3,7 +3,14 @@
  * again and after how long, and the wait a 429 asks for. Pure functions of the error and the
  * settings; the transport (transport.ts) does the waiting.
  */
-import { ApiError, AuthError, BadResponseError, NetworkError, RateLimitError } from "./errors.ts";
+import {
+  ApiError,
+  AuthError,
+  BadResponseError,
+  ClientConfigError,
+  NetworkError,
+  RateLimitError,
+} from "./errors.ts";
 import { backoffDelay } from "./sleep.ts";
 
 /** Retry settings of a client. */
@@ -32,9 +39,42 @@ export const defaultRetryPolicy: RetryPolicy = {
   random: Math.random,
 };
 
-/** `policy` with `options` applied; `false`: one attempt only. */
+/** The least value of each numeric retry setting. */
+const LEAST = { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0, maxRateLimitWaitMs: 0 } as const;
+
+/**
+ * `policy` with `options` applied; `false`: one attempt only. A setting given as `undefined` keeps
+ * the policy's (else `maxAttempts: undefined` would retry without end); one of the wrong type or
+ * range is refused with `CLIENT_CONFIG_INVALID`, naming it.
+ */
 export function withRetry(policy: RetryPolicy, options: RetryOptions | false | undefined): RetryPolicy {
-  return options === false ? { ...policy, maxAttempts: 1 } : { ...policy, ...options };
+  if (options === false) return { ...policy, maxAttempts: 1 };
+  const applied: RetryPolicy = { ...policy };
+  for (const [name, value] of Object.entries(options ?? {})) {
+    if (value === undefined) continue;
+    if (name === "random" && typeof value === "function") applied.random = value as () => number;
+    else if (name in LEAST)
+      applied[name as keyof typeof LEAST] = checkedSetting(name as keyof typeof LEAST, value);
+    else {
+      const known = [...Object.keys(LEAST), "random"].join(", ");
+      throw new ClientConfigError(
+        `option \`retry.${name}\` is not a retry setting: the settings are ${known}.`,
+      );
+    }
+  }
+  return applied;
+}
+
+function checkedSetting(name: keyof typeof LEAST, value: unknown): number {
+  const whole = name === "maxAttempts";
+  const fits =
+    typeof value === "number" &&
+    value >= LEAST[name] &&
+    (whole ? Number.isInteger(value) || value === Number.POSITIVE_INFINITY : !Number.isNaN(value));
+  if (fits) return value;
+  const wanted = whole ? "a whole number, 1 or more" : "a number of milliseconds, 0 or more";
+  const got = typeof value === "string" ? `the string ${JSON.stringify(value)}` : String(value);
+  throw new ClientConfigError(`option \`retry.${name}\` must be ${wanted}, got ${got}.`);
 }
 
 /**

@@ -262,3 +262,37 @@ describe("abort signals", () => {
     expect(server.requests).toHaveLength(0);
   });
 });
+
+describe("retry settings", () => {
+  test("a setting given as undefined keeps its default: a failing GET is tried 4 times, not forever", async ({
+    server,
+    makeClient,
+  }) => {
+    server.fallback = failure(500, { msg: "Internal server error" });
+    const unset: { attempts?: number } = {};
+    const err = await makeClient({ retry: { maxAttempts: unset.attempts } })
+      .users.me()
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "HTTP_500" });
+    expect(server.requests).toHaveLength(4);
+  });
+
+  test("a setting of the wrong type or range is refused when the client is made, or at the call", async ({
+    server,
+    makeClient,
+  }) => {
+    expect(() => makeClient({ retry: { maxAttempts: 0 } })).toThrow(
+      "option `retry.maxAttempts` must be a whole number, 1 or more, got 0.",
+    );
+    expect(() => makeClient({ retry: { baseDelayMs: "5s" as never } })).toThrow(
+      'option `retry.baseDelayMs` must be a number of milliseconds, 0 or more, got the string "5s".',
+    );
+    expect(() => makeClient({ retry: { maxAttempt: 2 } as never })).toThrow(
+      "option `retry.maxAttempt` is not a retry setting: the settings are maxAttempts, baseDelayMs, maxDelayMs, maxRateLimitWaitMs, random.",
+    );
+    await expect(makeClient().users.me({ retry: { maxAttempts: Number.NaN } })).rejects.toMatchObject({
+      code: "CLIENT_CONFIG_INVALID",
+    });
+    expect(server.requests).toHaveLength(0);
+  });
+});
