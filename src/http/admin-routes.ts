@@ -142,10 +142,10 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
     if (token !== undefined) {
       admin.addHook("onRequest", async (request, reply) => {
         if (safeEqual(givenToken(request.headers.authorization ?? ""), token)) return;
-        return reply
-          .code(401)
-          .header("www-authenticate", 'Basic realm="bothost", charset="UTF-8"')
-          .send({ error: "this route needs the http.admin_token: Authorization: Bearer <token>" });
+        return reply.code(401).header("www-authenticate", 'Basic realm="bothost", charset="UTF-8"').send({
+          error:
+            "the request's http.admin_token is missing or not the daemon's: send Authorization: Bearer <the daemon's http.admin_token>",
+        });
       });
     }
     for (const route of adminRoutes(deps)) {

@@ -58,6 +58,8 @@ it("a wrong admin_token is a refused request, exit 1, not a refused config", asy
     expect(plain.stdout).toBe("");
     expect(plain.stderr).not.toMatch(/refused the new config/);
     expect(plain.stderr).toMatch(/HTTP 401.*admin_token.*\[DAEMON_REFUSED\]/);
+    // A token was given: the refusal says it is not the daemon's, not only that one is needed.
+    expect(plain.stderr).toContain("http.admin_token is missing or not the daemon's");
     expect(hasStackTrace(plain.stderr)).toBe(false);
     const json = await runCli(["reload", "--json", "-c", file], { env });
     expect([json.code, json.stdout, json.stderr]).toEqual([1, "", plain.stderr]);
