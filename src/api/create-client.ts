@@ -33,8 +33,9 @@ export interface ClientCommonOptions {
   /**
    * The account's budgets as the server keeps them, one for the event-queue calls (GET and DELETE
    * /events) and one for every other call, each per sliding minute and hour: default 200 and
-   * 2,000, the server's defaults. Limits the server reports in `X-RateLimit-*` headers replace
-   * these. `false`: calls are counted (`client.budget`) but never held.
+   * 2,000, the server's defaults. A limit the server reports in `X-RateLimit-*` headers that is
+   * higher than `perHour` raises it, and once those headers say no call is left, calls wait for
+   * their reset. `false`: calls are counted (`client.budget`) but never held.
    */
   rateLimit?: { perMinute?: number; perHour?: number } | false;
   /**
