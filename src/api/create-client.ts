@@ -1,10 +1,11 @@
 /** `createClient`: one authenticated client per bot account, with typed methods per resource. */
 import { readFileSync } from "node:fs";
 import type { Dispatcher } from "undici";
-import { type Clock, realClock } from "../time/clock.ts";
-import { type CapturedCall, capturing } from "./capture.ts";
+import { realClock } from "../time/clock.ts";
+import { capturing } from "./capture.ts";
+import { type ClientOptions, checkOptionNames } from "./client-options.ts";
 import { ClientConfigError } from "./errors.ts";
-import { type Logger, lazyChild, silentLogger } from "./logger.ts";
+import { lazyChild, silentLogger } from "./logger.ts";
 import { DEFAULT_BUDGET, RateBudget } from "./rate-budget.ts";
 import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
 import { eventsApi } from "./resources/events.ts";
@@ -13,64 +14,12 @@ import { realmApi, serverApi } from "./resources/realm.ts";
 import { savedSnippetsApi } from "./resources/saved-snippets.ts";
 import { typingApi } from "./resources/typing.ts";
 import { pushTokensApi, userGroupsApi, usersApi } from "./resources/users.ts";
-import type { RetryOptions } from "./retry-policy.ts";
 import { createTransport, type RequestFn, type ResourceContext } from "./transport.ts";
 import { buildConnector, Connection, ConnectionPool, type Connector } from "./undici-core.ts";
 import { defaultUserAgent } from "./version.ts";
 import { readZuliprc } from "./zuliprc.ts";
 
-/** Options shared by both ways of naming the account. */
-export interface ClientCommonOptions {
-  /**
-   * Default `bothost/<version>`. Do not pose as a UI client (see
-   * docs/internals/server-behaviour.md#client-names).
-   */
-  userAgent?: string;
-  /** Send through this undici dispatcher instead of the pool shared per server origin. */
-  dispatcher?: Dispatcher;
-  /** pino or anything with debug/info/warn/error; default silent. */
-  logger?: Logger;
-  /**
-   * The account's budgets as the server keeps them, one for the event-queue calls (GET and DELETE
-   * /events) and one for every other call, each per sliding minute and hour: default 200 and
-   * 2,000, the server's defaults. A limit the server reports in `X-RateLimit-*` headers that is
-   * higher than `perHour` raises it, and once those headers say no call is left, calls wait for
-   * their reset. `false`: calls are counted (`client.budget`) but never held.
-   */
-  rateLimit?: { perMinute?: number; perHour?: number } | false;
-  /**
-   * The account's budgets, shared with other clients of the same account (the daemon keeps one per
-   * account, across reloads): given, `rateLimit` is not read.
-   */
-  budget?: RateBudget;
-  /** Retry settings; `false` turns retries off. */
-  retry?: RetryOptions | false;
-  /** The server's feature level, if known; otherwise learned from events.register or server.settings. */
-  featureLevel?: number;
-  /** Whether the account is a bot, if known; otherwise learned from users.me(). */
-  isBot?: boolean;
-  /** Timeout of ordinary calls in milliseconds (headers, and between body chunks). Default 30 000. */
-  timeoutMs?: number;
-  /** Time source for the limiter and retry waits (the project's injectable clock); for tests. */
-  clock?: Clock;
-  /** Called after every response (status 0: none arrived), e.g. to count calls by endpoint and status. */
-  onResponse?: (info: { endpoint: string; status: number; ms: number }) => void;
-  /** Called each time a call waited for a rate limit (the client's own, or a 429's delay). */
-  onRateLimitWait?: (info: { endpoint: string; ms: number }) => void;
-  /**
-   * Capture instead of act: calls that would change something on the server (send, react, report,
-   * schedule…) are not sent but passed here and answered as the server would; reads and the bot's
-   * own event queue still go to the server. For backtests and `dry_run`.
-   */
-  capture?: (call: CapturedCall) => void;
-}
-
-/** Credentials given directly, or read from a zuliprc file (`[api]` email, key, site). */
-export type ClientOptions = ClientCommonOptions &
-  (
-    | { url: string; email: string; apiKey: string; zuliprc?: undefined }
-    | { zuliprc: string; url?: undefined; email?: undefined; apiKey?: undefined }
-  );
+export type { ClientCommonOptions, ClientOptions } from "./client-options.ts";
 
 const resourceGroups = {
   events: eventsApi,
@@ -152,6 +101,7 @@ export interface Client extends Readonly<Resources> {
  * ```
  */
 export function createClient(options: ClientOptions): Client {
+  checkOptionNames(options);
   const { site, email, apiKey, tls, where } = resolveCredentials(options);
   const { origin, apiBase } = parseServerAddress(site, where);
   const clock = options.clock ?? realClock;

@@ -81,6 +81,10 @@ describe("createClient", () => {
       { url: "https://x", email: EMAIL, apiKey: API_KEY, rateLimit: { perMinute: -1 } },
       "createClient: option `rateLimit.perMinute` must be a positive number, got -1.",
     ],
+    [
+      { url: "https://x", email: EMAIL, apiKey: API_KEY, timeoutMS: 5_000 } as never,
+      "createClient: `timeoutMS` is not an option: did you mean `timeoutMs`?",
+    ],
   ] as const)("rejects bad options: %j", ([options, message]) => {
     let error: unknown;
     try {
