@@ -168,10 +168,16 @@ async function checkOne(
   } else if (isAuthError(me.reason)) {
     const err = me.reason;
     result.authFailed = true;
+    const said = `(${err.status} ${err.code}: ${err.msg})`;
     result.problem =
-      `the server at ${client.origin} rejected the credentials of ${email} ` +
-      `(${err.status} ${err.code}: ${err.msg}). Fix bots.${name}'s email or API key ` +
-      `(or download a fresh zuliprc from Settings → Bots), and check that the bot is active.`;
+      bot.server.url === "sandbox"
+        ? // A key given on the embedded sandbox is not its account's: no zuliprc to download there.
+          `the embedded sandbox refused the API key bots.${name} gives for ${email} ${said}. ` +
+          `Remove it (the bot then signs in with its account's key), or give the account that key ` +
+          `in the org file (server.sandbox.org: api_key).`
+        : `the server at ${client.origin} rejected the credentials of ${email} ${said}. ` +
+          `Fix bots.${name}'s email or API key ` +
+          `(or download a fresh zuliprc from Settings → Bots), and check that the bot is active.`;
   } else {
     result.problem = describe(me.reason);
   }
