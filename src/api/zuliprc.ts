@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
+import { apiSection } from "../config/zuliprc-section.ts";
 import { ClientConfigError } from "./errors.ts";
 
 export interface Zuliprc {
@@ -39,34 +40,8 @@ export function readZuliprc(file: string): Zuliprc {
 
 /** Parse zuliprc text; `file` is used in error messages and to resolve `cert_bundle`. */
 export function parseZuliprc(text: string, file: string): Zuliprc {
-  const sections = new Map<string, Map<string, { value: string; line: number }>>();
-  let current: Map<string, { value: string; line: number }> | undefined;
-  text.split(/\r?\n/).forEach((raw, index) => {
-    const line = raw.trim();
-    const lineNo = index + 1;
-    if (line === "" || line.startsWith("#") || line.startsWith(";")) return;
-    const header = /^\[([^\]]+)\]$/.exec(line);
-    if (header) {
-      const name = (header[1] ?? "").trim().toLowerCase();
-      current = sections.get(name) ?? new Map();
-      sections.set(name, current);
-      return;
-    }
-    const match = /^([^=:\s][^=:]*?)\s*[=:]\s*(.*)$/.exec(line);
-    if (!match) {
-      throw new ClientConfigError(
-        `${file}:${lineNo}: expected \`name = value\` or a \`[section]\` header. ${example}`,
-      );
-    }
-    if (!current) {
-      throw new ClientConfigError(
-        `${file}:${lineNo}: a setting comes before any \`[api]\` header. ${example}`,
-      );
-    }
-    current.set((match[1] ?? "").toLowerCase(), { value: match[2] ?? "", line: lineNo });
-  });
-
-  const api = sections.get("api");
+  const { api, bad } = apiSection(text);
+  if (bad) throw new ClientConfigError(`${file}:${bad.line}: ${bad.problem}. ${example}`);
   if (!api) throw new ClientConfigError(`${file}: no [api] section. ${example}`);
   const required = (name: string): string => {
     const value = api.get(name)?.value;

@@ -8,6 +8,7 @@ import type { ConfigProblem } from "./config-problem.ts";
 import { type ConfigSource, displayPath } from "./config-source.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { BOT_NAME, ServerUrl } from "./schema-fields.ts";
+import { apiSection } from "./zuliprc-section.ts";
 
 export interface Credentials {
   email?: string;
@@ -88,19 +89,28 @@ export async function resolveCredentials(
     }
     if (typeof bot.zuliprc === "string" && bot.zuliprc !== "") {
       const text = await readNamed("zuliprc", MAX_ZULIPRC);
-      // A file without its [api] line supplies nothing: said once, not as a missing email and server.
-      const headless = text !== undefined && !/^\s*\[\s*api\s*\]\s*$/im.test(text);
-      zuliprcUnread = text === undefined || headless;
-      const rc = text === undefined ? {} : parseZuliprc(text);
-      if (headless) {
+      // A file without its [api] line, or with a line that is no setting, supplies nothing: said
+      // once, not as a missing email and server. Read as the client reads it.
+      const { api, bad } = text === undefined ? {} : apiSection(text);
+      const rc = {
+        email: api?.get("email")?.value,
+        key: api?.get("key")?.value,
+        site: api?.get("site")?.value,
+      };
+      zuliprcUnread = text === undefined || bad !== undefined || api === undefined;
+      if (rc.key) secrets.push(rc.key);
+      if (text !== undefined && api === undefined) {
         add(
           [...at, "zuliprc"],
           "has no [api] section: its email=, key= and site= lines go under a line [api]; download the bot's zuliprc from the server again",
         );
-      } else if (rc.key) {
-        secrets.push(rc.key);
-        found.apiKey = rc.key;
-      } else if (text !== undefined) {
+      } else if (bad) {
+        add(
+          [...at, "zuliprc"],
+          `line ${bad.line}: ${bad.problem}; download the bot's zuliprc from the server again`,
+        );
+      } else if (rc.key) found.apiKey = rc.key;
+      else if (text !== undefined) {
         add(
           [...at, "zuliprc"],
           "has no key= line in its [api] section: download the bot's zuliprc from the server again",
@@ -181,28 +191,4 @@ export async function checkServers(
     }
   }
   return problems;
-}
-
-/**
- * Reads `email`, `key` and `site` from the `[api]` section (INI: `name=value` or `name: value`,
- * comments start with `#` or `;`).
- */
-export function parseZuliprc(text: string): { email?: string; key?: string; site?: string } {
-  const out: Record<string, string> = {};
-  let section = "";
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
-    const header = /^\[(.+)\]$/.exec(line);
-    if (header) {
-      section = header[1]!.trim().toLowerCase();
-      continue;
-    }
-    const match = /^([^=:]+)[=:](.*)$/.exec(line);
-    if (section === "api" && match) {
-      const name = match[1]!.trim().toLowerCase();
-      if (name === "email" || name === "key" || name === "site") out[name] = match[2]!.trim();
-    }
-  }
-  return out;
 }

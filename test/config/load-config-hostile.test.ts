@@ -394,7 +394,8 @@ describe("credentials", () => {
       "test/fixtures/config/zuliprc-problems.yaml:6:14 bots.lost.zuliprc: cannot be read (test/fixtures/config/nowhere/lost.zuliprc): there is no such file; check the path (relative paths start at the config file's folder)
       test/fixtures/config/zuliprc-problems.yaml:9:14 bots.keyless.zuliprc: has no key= line in its [api] section: download the bot's zuliprc from the server again
       test/fixtures/config/zuliprc-problems.yaml:12:12 bots.mismatch.email: differs from the email in the bot's zuliprc: remove one of them
-      test/fixtures/config/zuliprc-problems.yaml:16:14 bots.headless.zuliprc: has no [api] section: its email=, key= and site= lines go under a line [api]; download the bot's zuliprc from the server again"
+      test/fixtures/config/zuliprc-problems.yaml:16:14 bots.headless.zuliprc: has no [api] section: its email=, key= and site= lines go under a line [api]; download the bot's zuliprc from the server again
+      test/fixtures/config/zuliprc-problems.yaml:19:14 bots.unparsed.zuliprc: line 3: expected \`name = value\` or a \`[section]\` header; download the bot's zuliprc from the server again"
     `);
   });
 });

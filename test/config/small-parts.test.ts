@@ -9,7 +9,6 @@ import { formatPath } from "../../src/config/config-problem.ts";
 import { parseDuration } from "../../src/config/duration.ts";
 import { ExitCode, exitCodeFor } from "../../src/config/exit-codes.ts";
 import { resolveConfigPath } from "../../src/config/load-config.ts";
-import { parseZuliprc } from "../../src/config/resolve-credentials.ts";
 import { parseListenAddress } from "../../src/config/schema-fields.ts";
 import { BothostError } from "../../src/errors/bothost-error.ts";
 import { suggest } from "../../src/errors/did-you-mean.ts";
@@ -77,18 +76,6 @@ describe("parseListenAddress", () => {
   });
   it.each(["8080", ":8080", "host:99999", "::1:8080", "host:port"])("refuses %s", (text) => {
     expect(parseListenAddress(text)).toBeUndefined();
-  });
-});
-
-describe("parseZuliprc", () => {
-  it("reads the [api] section only, with = or :, and comments", () => {
-    const text =
-      "[other]\nkey=wrong\n\n[api]\n# comment\nemail = bot@chat.example.org\nkey: fake-key-0030\r\nsite=https://chat.example.org\ninsecure=false\n";
-    expect(parseZuliprc(text)).toEqual({
-      email: "bot@chat.example.org",
-      key: "fake-key-0030",
-      site: "https://chat.example.org",
-    });
   });
 });
 
