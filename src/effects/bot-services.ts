@@ -250,7 +250,7 @@ export class BotServices {
         break;
       case "message": {
         const { message: m, local_message_id: local } = event;
-        if (local !== undefined) this.echo.arrived(local, m.id);
+        this.echo.arrived(local, m.id);
         if (m.stream_id !== undefined && typeof m.display_recipient === "string") {
           this.channels.learn(m.stream_id, m.display_recipient);
         }

@@ -37,8 +37,21 @@ export class LocalEcho {
     return { queue_id: this.queue, local_id };
   }
 
-  /** A message event of the bot's queue. */
-  arrived(localId: string, messageId: number): void {
+  /**
+   * The newest message id the bot knows exists (from its queue's messages and its sends' answers):
+   * a send begun now gets a newer one, so its read-back looks past this (see context-send.ts).
+   */
+  newest = 0;
+
+  /** A message the bot knows exists: one of its queue's, or one a send of its made. */
+  seen(messageId: number): void {
+    if (messageId > this.newest) this.newest = messageId;
+  }
+
+  /** A message event of the bot's queue (`localId`: the one its send carried, if any). */
+  arrived(localId: string | undefined, messageId: number): void {
+    this.seen(messageId);
+    if (localId === undefined) return;
     const pending = this.#pending?.get(localId);
     if (!pending) return;
     pending.id = messageId;

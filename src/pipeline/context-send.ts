@@ -35,11 +35,13 @@ export function sendOf<S>(
     const tag = echo?.tag();
     try {
       const { id } = await deps.api.messages.send({ read_by_sender: true, ...params, ...tag }, { signal });
+      echo?.seen(id);
       return { id };
     } catch (err) {
       const id = tag && isAmbiguous(err) ? await echo!.wait(tag.local_id, ECHO_WAIT_MS, signal) : undefined;
       if (id === undefined) throw err;
       deps.services!.echoed(id, err);
+      echo!.seen(id);
       return { id };
     } finally {
       if (tag) echo!.done(tag.local_id);
@@ -48,10 +50,14 @@ export function sendOf<S>(
   if (!effects) return async (params) => post(await follow(params));
   const printed = (params: SendMessageParams, content = params.content) =>
     printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, content]);
-  const sent = (params: SendMessageParams, matches?: (content: string) => boolean) =>
-    findSent(deps.api, deps.bot.userId, params, newerOf(effects), signal, matches).then(
+  // `floor`: the newest message id known when the send was claimed; the send, if made, is newer.
+  const sent = (params: SendMessageParams, matches?: (content: string) => boolean, floor?: unknown) => {
+    const newer = newerOf(effects);
+    const after = typeof floor === "number" && floor > (newer.after ?? 0) ? floor : newer.after;
+    return findSent(deps.api, deps.bot.userId, params, { ...newer, after }, signal, matches).then(
       (found) => found && { id: found.id },
     );
+  };
   // Each message posted (and each booking, each snippet created) is an effect: made once per
   // event, however often the handler runs. Matched by what the code sent; made where the
   // dialog's conversation moved to, if it did, and where the message answered is now.
@@ -60,6 +66,9 @@ export function sendOf<S>(
     const result = await effects.run.once(
       "send",
       {
+        // Kept in the claim: a message of the same words the bot posted before it (another
+        // event's) is older, and never taken for this one.
+        ...(echo && { target: async () => echo.newest }),
         act: async () => post(placed(await follow(params), effects.moves)),
         // Looked for where it was aimed; then, if the message answered moved since, where it is now.
         // A dialog's question is matched by its step: the words its claim was sent with count too
@@ -72,10 +81,10 @@ export function sendOf<S>(
           const matches = (content: string) =>
             content === stored || (pending.args !== undefined && printed(params, content) === pending.args);
           const aimed = placed(params, effects.moves);
-          const found = await sent(aimed, matches);
+          const found = await sent(aimed, matches, pending.target);
           if (found) return found;
           const now = placed(await follow(params, true), effects.moves);
-          return now === aimed || samePlace(now, aimed) ? undefined : sent(now, matches);
+          return now === aimed || samePlace(now, aimed) ? undefined : sent(now, matches, pending.target);
         },
         signal,
       },

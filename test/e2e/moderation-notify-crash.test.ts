@@ -14,8 +14,8 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, killAll, repoRoot, spawnCli } from "../support/cli.ts";
 import { crashBackends } from "../support/crash-backends.ts";
+import { MODERATION_ORG } from "../support/shipped-bot.ts";
 
-const OWNER = "owner@sandbox.example";
 const MEMBER = "member@sandbox.example";
 const BOT = "moderation-bot@sandbox.example";
 
@@ -45,18 +45,7 @@ async function setUp(backendFor: (dir: string) => { yaml: string }, rules: strin
   const sandbox = await startSandbox({
     heartbeatSeconds: 1,
     longpollTimeoutSeconds: 3,
-    org: {
-      realm: { name: "E2E", host: "sandbox.example", moderation_request_channel: "moderation" },
-      users: [
-        { email: OWNER, full_name: "Olive Owner", role: "owner" },
-        { email: MEMBER, full_name: "Mel Member", role: "member" },
-      ],
-      bots: [{ email: BOT, full_name: "Moderation", type: "generic", owner: OWNER }],
-      channels: [
-        { name: "general", subscribers: [OWNER, MEMBER, BOT] },
-        { name: "moderation", privacy: "private", subscribers: [OWNER] },
-      ],
-    },
+    org: MODERATION_ORG,
   });
   opened.push(() => sandbox.stop());
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-moderation-notify-"));

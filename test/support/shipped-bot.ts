@@ -111,3 +111,22 @@ export function announcementsBot(settings: string[], state?: (dir: string) => st
     ...(state ? { state } : {}),
   });
 }
+
+export const MODERATION_BOT = "moderation-bot@sandbox.example";
+
+/**
+ * An org for the moderation bot: an owner and a member with the bot in `general`, and `moderation`
+ * (the owner's) as the moderation request channel.
+ */
+export const MODERATION_ORG: OrgInput = {
+  realm: { name: "E2E", host: "sandbox.example", moderation_request_channel: "moderation" },
+  users: [
+    { email: "owner@sandbox.example", full_name: "Olive Owner", role: "owner" },
+    { email: "member@sandbox.example", full_name: "Mel Member", role: "member" },
+  ],
+  bots: [{ email: MODERATION_BOT, full_name: "Moderation", type: "generic", owner: "owner@sandbox.example" }],
+  channels: [
+    { name: "general", subscribers: ["owner@sandbox.example", "member@sandbox.example", MODERATION_BOT] },
+    { name: "moderation", privacy: "private", subscribers: ["owner@sandbox.example"] },
+  ],
+};
