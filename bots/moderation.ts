@@ -8,7 +8,8 @@
  * blocked patterns, and mass mentions (mention storms). Edited messages are checked again with
  * the content rules, and their report quotes the edit history. Each rule takes its thresholds,
  * `report_type`, `exempt` (roles, channels, users) and `actions` (default: report). The bot sees
- * the channels it is subscribed to (or all public ones with `all_public_streams: true`);
+ * the channels it is subscribed to (and the messages, not the edits, of all public ones with
+ * `all_public_streams: true`; those are not caught up after a restart);
  * reporting needs a moderation request channel in the organization (otherwise one warning is
  * logged and nothing is reported).
  *
