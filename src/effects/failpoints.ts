@@ -44,7 +44,11 @@ export type Failpoint =
   /** A changed announcement's old booking was deleted on the server; the new one not yet booked. */
   | "booking-replaced"
   /** A booking's topic or content was updated on the server; its record not yet written. */
-  | "booking-edited";
+  | "booking-edited"
+  /** A `ctx.report` call was answered by the server; its claim still says `sending`. */
+  | "report-made"
+  /** A `ctx.snippets` change (create, ensure, update, delete) was answered; its record not yet written. */
+  | "snippet-saved";
 
 const armed = new Map<string, number>();
 for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {

@@ -206,7 +206,7 @@ export function recordedSnippets(
         "snippet:update",
         {
           target: async () => (await named(aim))?.id ?? null,
-          act: async () => plain(await snippets.update(title, changes)),
+          act: async () => saved(plain(await snippets.update(title, changes))),
           verify: async (pending) => {
             // The snippet it aimed at, while listed (one of the same title is another snippet); not
             // listed, the one titled as asked (a server before feature level 368 replaces it: a new id).
@@ -232,7 +232,11 @@ export function recordedSnippets(
           // a run again after its answer was lost deletes that one or nothing, never a twin.
           target: async () => (await named(aim))?.id ?? null,
           act: async (target) =>
-            typeof target !== "number" ? false : byId ? byId.deleteId(target) : snippets.delete(title),
+            saved(
+              typeof target !== "number"
+                ? false
+                : await (byId ? byId.deleteId(target) : snippets.delete(title)),
+            ),
           verify: async (pending) => {
             if (pending.target === null) return false;
             if (typeof pending.target === "number")
@@ -250,7 +254,7 @@ export function recordedSnippets(
         {
           act: async () => {
             const { snippet, action } = await snippets.ensure(title, content);
-            return { snippet: plain(snippet), action };
+            return saved({ snippet: plain(snippet), action });
           },
           verify: async () => {
             // Made, its answer lost: created by it if created since the event (and no earlier
@@ -268,7 +272,7 @@ export function recordedSnippets(
       )) as unknown as EnsureResult,
     create: (title, content) =>
       run.once("snippet", {
-        act: async () => plain(await snippets.create(title, content)),
+        act: async () => saved(plain(await snippets.create(title, content))),
         verify: async () => {
           const taken = takenBy(effects, "snippet", "id");
           const found = (await snippets.list()).find(
@@ -297,6 +301,12 @@ function takenBy(effects: RecordedEffects, kind: string, field: string): Set<unk
   return new Set(
     results.map((r) => (r !== null && typeof r === "object" ? (r as Record<string, unknown>)[field] : r)),
   );
+}
+
+/** `result`, a snippet change's answer, handed on once the test's crash point for it passed. */
+function saved<T>(result: T): T {
+  failpoint("snippet-saved");
+  return result;
 }
 
 /** The fields a recorded snippet keeps (the server may add more; they are not needed again). */

@@ -28,6 +28,7 @@ import type { ServerInfo } from "../../api/server-info.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
+import { failpoint } from "../failpoints.ts";
 import { truncateCodePoints } from "../limits/code-points.ts";
 
 /** What `ctx.report()` did. */
@@ -126,6 +127,7 @@ export class MessageReporter {
       const call = { ...(options.signal ? { signal: options.signal } : {}), ...(slot ? { slot } : {}) };
       try {
         await this.o.messages.report(messageId, params, call);
+        failpoint("report-made");
       } catch (err) {
         return this.#failed(key, err, claim);
       }
