@@ -77,6 +77,12 @@ export interface MessageReporterOptions {
   budgetSlot?: (signal?: AbortSignal) => Promise<BudgetSlot>;
 }
 
+/**
+ * The longest 429 a report waits for within the call, as the client waits for one by itself; a
+ * longer one fails the call (its claim released), and the handler's run again waits.
+ */
+const RATE_LIMIT_WAIT_MS = 60_000;
+
 const DISABLED = /reporting is not enabled|moderation request channel must be specified/i;
 
 /** One per bot. */
@@ -109,33 +115,49 @@ export class MessageReporter {
     const first = run !== undefined && !run.asked.has(messageId);
     run?.asked.add(messageId);
     const rerunOf = first ? run.event : undefined;
-    // Claimed already (a run again, a duplicate): answered with no start of the budget held for it.
-    if ((await this.o.store.get(key)) !== undefined) return this.#claimed(key, rerunOf);
-    // A claim kept through a kill counts as made: none is taken while the call would only wait,
-    // and the call's start is reserved with it, so no other call takes it in between.
-    const slot = await this.o.budgetSlot?.(options.signal);
-    const claim: Claim = {
-      type,
-      at: this.o.clock.now(),
-      state: "sending",
-      ...(run ? { by: run.event } : {}),
-    };
-    try {
-      if (!(await this.o.store.setIfAbsent(key, claim))) return this.#claimed(key, rerunOf);
-      // The claim must outlive a kill -9 before the server can act on the report.
-      await this.o.commit?.();
-      const call = { ...(options.signal ? { signal: options.signal } : {}), ...(slot ? { slot } : {}) };
+    for (;;) {
+      // Claimed already (a run again, a duplicate): answered with no start of the budget held for it.
+      if ((await this.o.store.get(key)) !== undefined) return this.#claimed(key, rerunOf);
+      // A claim kept through a kill counts as made: none is taken while the call would only wait,
+      // and the call's start is reserved with it, so no other call takes it in between.
+      const slot = await this.o.budgetSlot?.(options.signal);
+      const claim: Claim = {
+        type,
+        at: this.o.clock.now(),
+        state: "sending",
+        ...(run ? { by: run.event } : {}),
+      };
       try {
-        await this.o.messages.report(messageId, params, call);
-        failpoint("report-made");
-      } catch (err) {
-        return this.#failed(key, err, claim);
+        if (!(await this.o.store.setIfAbsent(key, claim))) return this.#claimed(key, rerunOf);
+        // The claim must outlive a kill -9 before the server can act on the report.
+        await this.o.commit?.();
+        // With a budget to wait on, the server's 429 is waited for here, unclaimed, not in the call.
+        const call = {
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(slot ? { slot } : {}),
+          ...(this.o.budgetSlot ? { retry: { maxRateLimitWaitMs: 0 } } : {}),
+        };
+        try {
+          await this.o.messages.report(messageId, params, call);
+          failpoint("report-made");
+        } catch (err) {
+          if (!this.o.budgetSlot || !(err instanceof RateLimitError) || err.retryAfterMs > RATE_LIMIT_WAIT_MS)
+            return this.#failed(key, err, claim);
+          // Not made: the claim goes (for good, before the wait), and the budget holds the next try.
+          await this.o.store.delete(key);
+          await this.o.commit?.();
+          this.o.log.warn(
+            { messageId, waitMs: err.retryAfterMs },
+            "a report waits for the server's rate limit (429); its message is not claimed meanwhile",
+          );
+          continue;
+        }
+      } finally {
+        slot?.release(); // unused when no call was made (claimed meanwhile, the store failing)
       }
-    } finally {
-      slot?.release(); // unused when no call was made (claimed meanwhile, the store failing)
+      await this.o.store.set(key, { ...claim, state: "reported" });
+      return { reported: true };
     }
-    await this.o.store.set(key, { ...claim, state: "reported" });
-    return { reported: true };
   }
 
   /**
