@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -160,6 +160,20 @@ describe("org files", () => {
     const file = yamlFile("users:\n  - email: [unclosed\n");
     const err = await orgError(file);
     expect(err.issues[0]).toMatch(new RegExp(`^${file}:\\d+:\\d+ `));
+  });
+
+  it("names a file below the working folder from there, as the config's problems are named", async () => {
+    const dir = mkdtempSync(path.join(process.cwd(), ".org-test-"));
+    try {
+      const file = path.join(dir, "org.yaml");
+      writeFileSync(file, "users:\n  - email: a@sandbox.example\n    full_name: A\n    rolee: member\n");
+      const err = await orgError(file);
+      const shown = path.relative(process.cwd(), file);
+      expect(err.message.split("\n")[0]).toBe(`Invalid sandbox org ${shown}:`);
+      expect(err.issues).toEqual([`${shown}:4:5 users[0].rolee: unknown field; did you mean "role"?`]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("validates object orgs too, and names a missing file", async () => {

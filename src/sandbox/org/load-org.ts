@@ -4,9 +4,10 @@
  * the shapes are right (they are read from the parsed org).
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
-import { ConfigSource } from "../../config/config-source.ts";
+import { ConfigSource, displayPath } from "../../config/config-source.ts";
 import { issuesToProblems } from "../../config/zod-problems.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import { suggest } from "../../errors/did-you-mean.ts";
@@ -47,13 +48,15 @@ const formatPath = (path: (string | number)[]): string =>
 export function loadOrg(org?: string | OrgInput): Org {
   if (org === undefined) return validate(defaultOrg(), "(default)", () => "");
   if (typeof org !== "string") return validate(org, "(object)", () => "");
+  // Named as the config's problems name their file: from the working folder when it is below it.
+  const shown = displayPath(resolve(org), process.cwd());
   let text: string;
   try {
     text = readFileSync(org, "utf8");
   } catch (err) {
-    throw new SandboxOrgError(org, [`cannot read the file: ${(err as Error).message}`]);
+    throw new SandboxOrgError(shown, [`cannot read the file: ${(err as Error).message}`]);
   }
-  return parseOrgText(text, org);
+  return parseOrgText(text, shown);
 }
 
 /** Parse YAML text as an org; `source` names it in error messages. */
