@@ -21,6 +21,9 @@ import { RecurringBookings } from "./recurring-bookings.ts";
 import { newSchedulerStats, type SchedulerStats } from "./scheduler-stats.ts";
 import type { JobInfo } from "./timing/job-timer.ts";
 
+/** Notes kept until the start's reconciliation: as many as failures are remembered (failure-notes.ts). */
+const MAX_EARLY = 64;
+
 export interface BotSchedulerOptions {
   client: Client;
   /** The bot's own namespace of the state store (`<bot>`); bookings and job runs live under it. */
@@ -68,6 +71,12 @@ export class BotScheduler {
   #recurring: RecurringBookings | undefined;
   #jobs: LocalJobs | undefined;
   #started = false;
+  /**
+   * Messages fed before the bookings were reconciled at a start (the Notification Bot's notes on
+   * sends that failed while the bot was down, caught up with its new queue): handed over after
+   * the reconciliation, which learns of those failures. Undefined once handed over.
+   */
+  #early: ServerEvent[] | undefined = [];
 
   constructor(options: BotSchedulerOptions) {
     this.#o = options;
@@ -103,6 +112,7 @@ export class BotScheduler {
     }
     const stopping = this.#stopping;
     this.#started = true;
+    this.#early ??= [];
     this.#recurring = undefined;
     this.#jobs = undefined;
     const bookings = this.#o.store.namespace("bookings");
@@ -110,7 +120,10 @@ export class BotScheduler {
     // holds a scheduler per bot, and most schedule nothing).
     const followsBookings = declarations.recurring.size > 0 || (await bookings.list()).length > 0;
     if (this.#stopping !== stopping || this.#stopped) return; // stopped meanwhile
-    if (!followsBookings && declarations.cronJobs.length === 0) return;
+    if (!followsBookings && declarations.cronJobs.length === 0) {
+      this.#early = undefined;
+      return;
+    }
     const log = this.#o.log.child({ component: "scheduler" });
     const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
     const lookups = this.#o.lookups?.();
@@ -148,13 +161,18 @@ export class BotScheduler {
     this.#recurring = recurring;
     this.#jobs = jobs;
     await recurring?.start();
+    const early = this.#early ?? [];
+    this.#early = undefined;
+    for (const event of early) recurring?.onEvent(event);
     if (this.#stopping !== stopping || this.#stopped) return; // stopped while the bookings were reconciled
     await jobs?.start();
   }
 
   /** Feed an event of the bot (only `scheduled_messages` ones matter). */
   onEvent(event: ServerEvent): void {
-    this.#recurring?.onEvent(event);
+    // Before the start's reconciliation, a scheduled_messages event is read again in its list.
+    if (this.#early === undefined) this.#recurring?.onEvent(event);
+    else if (event.type === "message" && this.#early.length < MAX_EARLY) this.#early.push(event);
   }
 
   /** Resolves once the recurring announcements' steps queued so far have run. */
@@ -194,6 +212,7 @@ export class BotScheduler {
   /** Stop the cron timer (running jobs get up to `deadlineMs`) and the booking work in progress. */
   async stop(deadlineMs: number): Promise<void> {
     this.#stopped = true;
+    this.#early ??= [];
     this.#stopping.abort(new Error("bot stopping"));
     const [jobs] = await Promise.all([this.#jobs?.timer.stop(deadlineMs), this.#recurring?.stop()]);
     if (jobs && jobs.unfinished.length > 0) {

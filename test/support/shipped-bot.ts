@@ -6,7 +6,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { OrgInput, ResponseRecord, Sandbox } from "../../src/sandbox/types.ts";
+import type { OrgInput, ResponseRecord, Sandbox, SandboxOptions } from "../../src/sandbox/types.ts";
 import { type CliProcess, repoRoot, spawnCli } from "./cli.ts";
 import { closeAfterTest, startE2eSandbox } from "./e2e-daemon.ts";
 
@@ -44,12 +44,14 @@ export async function shippedBot(o: {
   settings: string[];
   more?: string[];
   state?: (dir: string) => string;
+  /** More of the sandbox's options (its `clock`). */
+  sandbox?: SandboxOptions;
 }): Promise<ShippedBot> {
   const dir = await mkdtemp(path.join(tmpdir(), `bothost-${o.name}-`));
   closeAfterTest(() => rm(dir, { recursive: true, force: true }));
   const file = path.join(dir, "bothost.yaml");
   const bot: ShippedBot = {
-    sandbox: await startE2eSandbox(o.org, { onResponse: (r) => bot.onResponse?.(r) }),
+    sandbox: await startE2eSandbox(o.org, { ...o.sandbox, onResponse: (r) => bot.onResponse?.(r) }),
     launch: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }),
     start: async (more = {}) => {
       const daemon = bot.launch(more);
@@ -95,7 +97,11 @@ export const ANNOUNCE_BOT = "announce-bot@sandbox.example";
  * The announcements bot with `settings` (lines under `settings:`), on an org of an owner and the
  * bot, both in the channel `team`; `state` as for {@link shippedBot}.
  */
-export function announcementsBot(settings: string[], state?: (dir: string) => string): Promise<ShippedBot> {
+export function announcementsBot(
+  settings: string[],
+  state?: (dir: string) => string,
+  sandbox?: SandboxOptions,
+): Promise<ShippedBot> {
   const owner = "owner@sandbox.example";
   return shippedBot({
     org: {
@@ -109,6 +115,7 @@ export function announcementsBot(settings: string[], state?: (dir: string) => st
     email: ANNOUNCE_BOT,
     settings,
     ...(state ? { state } : {}),
+    ...(sandbox ? { sandbox } : {}),
   });
 }
 
