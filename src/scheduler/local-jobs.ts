@@ -166,6 +166,9 @@ export class LocalJobs {
       catchUp: run.catchUp,
     };
     const { scheduledFor, firedAt, catchUp } = occurrence;
+    // The run-once policy's decision, said as the skip policy's is (a run taken up again was said).
+    if (catchUp && run.resumed !== true)
+      this.#o.log.info({ job: id, scheduledFor }, "cron job missed while down; running it once now");
     // Kept until the occurrence is done with: a crash in between leaves it for the next start.
     // Each write is issued at once (not awaited): a store applies writes in the order issued, and
     // the handler's effects wait until the mark is durable (`marked`).

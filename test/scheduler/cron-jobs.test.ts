@@ -89,6 +89,9 @@ describe("bot.cron local jobs", () => {
     expect(world.logs.filter((l) => l.msg === "cron job missed while down; skipped")).toMatchObject([
       { job: "half", scheduledFor: "2026-03-02T11:30:00.000Z", reason: "missed" },
     ]);
+    expect(
+      world.logs.filter((l) => l.msg === "cron job missed while down; running it once now"),
+    ).toMatchObject([{ job: "hourly", scheduledFor: "2026-03-02T11:00:00.000Z" }]);
     await world.advanceTo("2026-03-02T12:30:00Z");
     expect(hourly.slice(2).map((r) => [r.scheduledFor, r.catchUp])).toEqual([
       [at("2026-03-02T12:00:00Z"), false],
@@ -235,6 +238,10 @@ describe("bot.cron local jobs", () => {
     expect(world.logs.filter((l) => l.msg === "cron job missed while down; skipped")).toMatchObject([
       { job: "skip", scheduledFor: "2026-03-02T10:00:00.000Z" },
     ]);
+    // Both policies' decisions are said, the catch-up too.
+    expect(
+      world.logs.filter((l) => l.msg === "cron job missed while down; running it once now"),
+    ).toMatchObject([{ job: "once", scheduledFor: "2026-03-02T10:00:00.000Z" }]);
     expect(
       world.logs
         .filter((l) => String(l.msg).includes("a later occurrence has passed since"))
