@@ -164,8 +164,8 @@ export class BotRuntime {
     this.#services.channels.onRenamed = (id, from, to) =>
       warnRenamedChannel(setUp.named, { id, from, to }, this.#o.log);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
-    // sent by its own check a few minutes after each occurrence.
-    await this.scheduler.start(this.declarations);
+    // sent by its own check two minutes after each occurrence.
+    await this.scheduler.start(this.declarations, !queue);
     // After the scheduler: a cron job's dead letter is replayed by its job.
     if (!signal.aborted) {
       this.#letterSource = this.#parts.deadLetterSource(dispatcher, signal, (letter, turns) =>

@@ -38,6 +38,12 @@ const RETRY_MIN_MS = 60_000;
 const RETRY_MAX_MS = 30 * 60_000;
 /** By then the server has sent a booking or marked it failed (it gives up at 10 minutes late). */
 export const CHECK_AFTER_MS = 12 * 60_000;
+/**
+ * By then the server has sent a booking on time (it sends at whole-minute checks): the first check
+ * of a bot that gets no `scheduled_messages` events (webhook mode), which learns of each delivery
+ * only by looking, so that the next occurrence is booked before it is due.
+ */
+export const CHECK_SOON_MS = 2 * 60_000;
 
 /**
  * A retry with exponential backoff after a failed step, and a safety-net check a while after the
@@ -50,11 +56,17 @@ export class ReconcileTimers {
   #retryDelay = RETRY_MIN_MS;
   #check: TimerHandle | undefined;
   #stopped = false;
+  /** How long after a booking's time its checks come, the first first. */
+  readonly #checks: readonly number[];
 
-  /** `fire` runs when either timer goes off (it should reconcile everything). */
-  constructor(clock: Clock, fire: () => void) {
+  /**
+   * `fire` runs when either timer goes off (it should reconcile everything). `blind`: no event
+   * says when a booking is sent (webhook mode): each is also checked {@link CHECK_SOON_MS} after.
+   */
+  constructor(clock: Clock, fire: () => void, blind = false) {
     this.#clock = clock;
     this.#fire = fire;
+    this.#checks = blind ? [CHECK_SOON_MS, CHECK_AFTER_MS] : [CHECK_AFTER_MS];
   }
 
   /**
@@ -77,17 +89,18 @@ export class ReconcileTimers {
     this.#retryDelay = RETRY_MIN_MS;
   }
 
-  /** Arm the check for {@link CHECK_AFTER_MS} after the earliest of `dueAtMs` still ahead. */
+  /** Arm the earliest check still ahead of the bookings due at `dueAtMs`. */
   checkAfter(dueAtMs: Iterable<number>): void {
     if (this.#check) this.#clock.clearTimeout(this.#check);
     this.#check = undefined;
     if (this.#stopped) return;
     const now = this.#clock.now();
     let earliest = Number.POSITIVE_INFINITY;
-    for (const due of dueAtMs) {
-      const at = due + CHECK_AFTER_MS;
-      if (at > now && at < earliest) earliest = at;
-    }
+    for (const due of dueAtMs)
+      for (const after of this.#checks) {
+        const at = due + after;
+        if (at > now && at < earliest) earliest = at;
+      }
     if (earliest === Number.POSITIVE_INFINITY) return;
     this.#check = this.#clock.setTimeout(() => {
       this.#check = undefined;

@@ -102,9 +102,10 @@ export class BotScheduler {
   /**
    * Start the recurring bookings (reconciled with the server before this resolves; failures are
    * logged and retried, never thrown) and the cron jobs. Throws `SCHEDULE_INVALID` for a bad
-   * cron expression or time zone in a declaration.
+   * cron expression or time zone in a declaration. `blind`: the bot gets no events (webhook mode),
+   * so its bookings are looked at soon after their time (booking-policy.ts).
    */
-  async start(declarations: ScheduleDeclarations): Promise<void> {
+  async start(declarations: ScheduleDeclarations, blind = false): Promise<void> {
     // Started again after stop() when a cluster instance gets the bot back.
     if (this.#stopped) {
       this.#stopped = false;
@@ -133,6 +134,7 @@ export class BotScheduler {
             ...common,
             client: this.#o.client,
             store: bookings,
+            blind,
             server: {
               emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
               maxMessageLength: () => this.#o.contextDeps().server?.maxMessageLength,

@@ -41,6 +41,8 @@ export interface RecurringBookingsOptions {
   stats: SchedulerStats;
   /** The server's empty topic name and longest content and topic, once known; the bot's lookups. */
   server: BookingServerOptions;
+  /** No `scheduled_messages` events come (webhook mode): each booking is looked at soon after its time. */
+  blind?: boolean;
 }
 
 interface Announcement {
@@ -71,7 +73,7 @@ export class RecurringBookings {
     this.#o = options;
     this.#server = new BookingServer(options.client, { clock: options.clock, ...options.server });
     this.#records = new BookingRecords(options.store, options.flush);
-    this.#timers = new ReconcileTimers(options.clock, () => this.resync());
+    this.#timers = new ReconcileTimers(options.clock, () => this.resync(), options.blind);
     const { log, server } = options;
     this.#edits = {
       server: this.#server,
