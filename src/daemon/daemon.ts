@@ -7,7 +7,7 @@ import { BotSwitch, LEASE_STOP } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import { AdminSocket, takeOverWhenFree } from "../http/admin-socket.ts";
+import { AdminSocket, keepAdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { requireListener } from "../http/http-config-error.ts";
@@ -200,9 +200,9 @@ export class Daemon {
       const handlers = this.#adminHandlers();
       const open = () => AdminSocket.open({ ...admin, handlers, log: this.#o.log });
       this.adminSocket = await open();
-      if (this.adminSocket === undefined) {
-        const o = { log: this.#o.log, signal: this.#stopping.signal, clock: this.#clock };
-        takeOverWhenFree(admin.path, open, (socket) => (this.adminSocket = socket), o);
+      if (admin.ifTaken === "skip") {
+        const o = { path: admin.path, log: this.#o.log, signal: this.#stopping.signal, clock: this.#clock };
+        keepAdminSocket(this.adminSocket, open, (socket) => (this.adminSocket = socket), o);
       }
     }
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).

@@ -39,10 +39,13 @@ const BODY_LIMIT = 1024 * 1024;
 export class AdminSocket {
   readonly path: string;
   readonly #server: Server;
+  /** The socket file this one made (device and inode): another process may replace or remove it. */
+  readonly #file: string | undefined;
 
-  private constructor(path: string, server: Server) {
+  private constructor(path: string, server: Server, file: string | undefined) {
     this.path = path;
     this.#server = server;
+    this.#file = file;
   }
 
   /** Listen on `options.path`; undefined when it is taken and `ifTaken` is "skip". */
@@ -88,44 +91,76 @@ export class AdminSocket {
     }
     if (posix) await chmod(path, 0o600);
     log.info({ socket: path }, "admin socket listening");
-    return new AdminSocket(path, server);
+    return new AdminSocket(path, server, posix ? await fileOf(path) : undefined);
   }
 
-  /** Stop answering (requests in flight are cut off) and remove the socket file. */
+  /**
+   * Whether the file at the path is still the one this socket made: instances sharing the path
+   * (Redis state, one config) can replace it, two taking it over at once, or it can be removed.
+   */
+  async holdsPath(): Promise<boolean> {
+    return this.#file === undefined || (await fileOf(this.path)) === this.#file;
+  }
+
+  /** Stop answering (requests in flight are cut off) and remove the socket file, unless another daemon's replaced it. */
   async close(): Promise<void> {
+    const own = await this.holdsPath();
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
     await closed;
     // Already gone is fine; a file that cannot be removed is replaced at the next start.
-    if (process.platform !== "win32") await rm(this.path, { force: true }).catch(() => {});
+    if (own && process.platform !== "win32") await rm(this.path, { force: true }).catch(() => {});
   }
 }
 
-/** How often an instance running without the admin socket checks that its holder still answers. */
+/** The device and inode of the file at `path`, undefined when there is none. */
+async function fileOf(path: string): Promise<string | undefined> {
+  const s = await lstat(path).catch(() => undefined);
+  return s && `${s.dev}:${s.ino}`;
+}
+
+/** How often an instance sharing the admin socket's path checks who holds it. */
 const TAKE_OVER_CHECK_MS = 2_000;
 
 /**
- * For an instance running without the admin socket (another instance of this host held it at
- * start): once the holder no longer answers (it stopped, or was killed), the socket is taken here
- * (`open`) and handed to `taken`, so that the commands reach a daemon still running the bots.
- * Checked every {@link TAKE_OVER_CHECK_MS} on `o.clock`, until taken or `o.signal` aborts (the
- * daemon's stop); a socket that cannot be made is logged, and no longer tried.
+ * For instances of one host sharing the admin socket's path (Redis state, one config): every
+ * {@link TAKE_OVER_CHECK_MS} on `o.clock`, until `o.signal` aborts (the daemon's stop), an
+ * instance holding the socket checks that the file is still its own (another instance can replace
+ * it, when two take it over at once, or it can be removed), and lets it go when it is not; one
+ * without it takes it (`open`) once nothing answers there (its holder stopped, or was killed), so
+ * that the commands reach a daemon still running the bots. `held` is told each change. A socket
+ * that cannot be made is logged, and no longer tried.
  */
-export function takeOverWhenFree(
-  path: string,
+export function keepAdminSocket(
+  first: AdminSocket | undefined,
   open: () => Promise<AdminSocket | undefined>,
-  taken: (socket: AdminSocket) => void,
-  o: { log: Logger; signal: AbortSignal; clock: Clock },
+  held: (socket: AdminSocket | undefined) => void,
+  o: { path: string; log: Logger; signal: AbortSignal; clock: Clock },
 ): void {
   let timer: TimerHandle | undefined;
+  let socket = first;
   const check = async () => {
     try {
-      const socket = (await answers(path)) ? undefined : await open();
-      if (socket !== undefined && o.signal.aborted) return await socket.close();
-      if (socket !== undefined) return taken(socket);
+      if (socket !== undefined && !(await socket.holdsPath())) {
+        if (o.signal.aborted) return; // the daemon's stop closed it (and removed the file)
+        o.log.warn(
+          { socket: o.path },
+          "the admin socket's file was replaced or removed: this instance lets it go",
+        );
+        const gone = socket;
+        socket = undefined;
+        held(undefined);
+        await gone.close();
+      }
+      if (socket === undefined && !(await answers(o.path))) {
+        const taken = await open();
+        if (taken !== undefined && o.signal.aborted) return await taken.close();
+        socket = taken;
+        if (taken !== undefined) held(taken);
+      }
     } catch (err) {
       return o.log.warn(
-        { err, socket: path },
+        { err, socket: o.path },
         "could not take over the admin socket: this instance runs without it",
       );
     }
