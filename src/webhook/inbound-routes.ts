@@ -3,8 +3,9 @@
  * Order of checks: route (404) → method (405: a webhook takes POST) → bot ready (503) → body
  * size (413) → signature or token (401) → body parse (400) → a JSON body no object, when the
  * webhook takes only objects (422) → idempotency key (400 when the
- * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
- * once handled; 503 while a run with the key is under way) → bot not stopping (503) → fewer than
+ * webhook's `idempotencyKey` throws or returns no string) → bot not stopping (503) → idempotency
+ * (200 {"duplicate":true} once handled; 503 while a run with the key is under way, or when the
+ * state store cannot claim it) → bot not stopping, again (503) → fewer than
  * 64 of the bot's handlers running (503) → handler (200; 503 with `Retry-After` when a call of its
  * would wait for the account's budget past what its sender's deadline (config
  * `webhooks.<name>.sender_timeout`) or its timeout leaves, see budget-room.ts; 500 if it throws).
@@ -22,6 +23,7 @@ import type { Logger } from "pino";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
+import { isStoreOutage, StateError } from "../state/state-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import {
@@ -34,6 +36,7 @@ import {
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { RefusalLog } from "./refusal-log.ts";
 import type { WebhookRequestCounts } from "./request-counts.ts";
+import { noHeaderOnce, readKey } from "./request-key.ts";
 import { toleranceOf, verifyRequest } from "./verify-request.ts";
 import type { WebhookKeySource, WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 
@@ -192,8 +195,30 @@ async function handle(
   // A declared key is kept for the webhook's window, and so is all its runs recorded under it.
   const keptMs = idempotencyKey === undefined ? undefined : bot.idempotencyWindowMs(name);
   const claimedAt = clock.now();
+  const botName = bot.runtime.name;
+  // A bot not running here (stopped for its lease lost, stopping, reloading) claims nothing: its
+  // store may be out of reach or fenced, and the sender's retry goes where it runs then.
+  if (notRunning(bot)) return fail(reply, 503, `bot ${botName} is not running here now; try again`);
   if (storeKey !== undefined) {
-    const claimed = await claim(bot, storeKey, claimedAt);
+    const claimed = await claim(bot, storeKey, claimedAt).catch((err: unknown) => {
+      if (!isStoreOutage(err)) throw err;
+      return err;
+    });
+    if (claimed instanceof StateError) {
+      // An outage is no fault of the request's: a 503 its sender retries, no stack.
+      log.warn(
+        { code: claimed.code, reason: claimed.message },
+        "webhook request answered 503: its idempotency key could not be claimed",
+      );
+      reply.header("retry-after", "10");
+      return fail(
+        reply,
+        503,
+        claimed.code === "STATE_FENCED"
+          ? `bot ${botName} is not running here now; try again`
+          : `bot ${botName} cannot reach its state store; try again later`,
+      );
+    }
     if (claimed === "done") {
       log.info("repeated webhook request dropped");
       return { duplicate: true };
@@ -204,14 +229,11 @@ async function handle(
       return fail(reply, 503, "a request with this key is being handled; try again later");
     }
   }
-  // A bot stopping (or stopped, or its old version halted by a reload) here runs nothing new: the
-  // sender's retry goes where it runs then.
-  const state = bot.runtime.status.state;
-  if (state === "stopping" || state === "stopped" || state === "reloading") {
+  // One that began stopping while the key was claimed runs nothing new either: the key is released.
+  if (notRunning(bot)) {
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
-    return fail(reply, 503, `bot ${bot.runtime.name} is not running here now; try again`);
+    return fail(reply, 503, `bot ${botName} is not running here now; try again`);
   }
-  const botName = bot.runtime.name;
   const busy = crowded(botName, running.get(botName) ?? 0);
   if (busy !== undefined) {
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
@@ -279,40 +301,6 @@ async function handle(
 }
 
 /**
- * A verified request's idempotency key: its `idempotencyHeader`'s value (none if empty), or what
- * the webhook's `idempotencyKey` returns (`undefined`: the request has none); else why none could
- * be read.
- */
-function readKey(options: WebhookOptions, source: WebhookKeySource) {
-  if (options.idempotencyKey === undefined) {
-    const value = options.idempotencyHeader
-      ? source.headers[options.idempotencyHeader.toLowerCase()]
-      : undefined;
-    const key = Array.isArray(value) ? value[0] : value;
-    // An empty header is none: else every request sending one would share the key "".
-    return key === "" ? undefined : key;
-  }
-  let key: unknown;
-  try {
-    key = options.idempotencyKey(source);
-  } catch (err) {
-    return { reason: "threw", err };
-  }
-  if (key === undefined || (typeof key === "string" && key !== "")) return key;
-  // An async function's promise: its key comes too late, and its rejection must not go unhandled.
-  if (key instanceof Promise) key.catch(() => {});
-  const got =
-    key === "" || key === null
-      ? JSON.stringify(key)
-      : key instanceof Promise
-        ? "a Promise"
-        : typeof key === "object"
-          ? "an object"
-          : `a ${typeof key}`;
-  return { reason: `returned ${got}, not a non-empty string or undefined`, err: undefined };
-}
-
-/**
  * A BothostError, by its name: a bot's module may load its own copy of bothost (the package's
  * build), whose class is not this one.
  */
@@ -332,23 +320,10 @@ function notAnObject(body: unknown): string | undefined {
   return typeof body === "object" ? undefined : `a ${typeof body}`;
 }
 
-/** The webhooks whose `idempotencyHeader` a request lacked, said once each (a process's). */
-const headerMissingSaid = new WeakSet<WebhookOptions>();
-
-/**
- * A verified request without the declared `idempotencyHeader` at all: said once per webhook, as
- * a misspelt header name leaves every request keyless (each redelivery handled again). The
- * request's header names (never their values) show what the sender sends.
- */
-function noHeaderOnce(options: WebhookOptions, source: WebhookKeySource, log: Pick<Logger, "warn">): void {
-  const header = options.idempotencyHeader;
-  if (header === undefined || header.toLowerCase() in source.headers || headerMissingSaid.has(options))
-    return;
-  headerMissingSaid.add(options);
-  log.warn(
-    { header, headers: Object.keys(source.headers).slice(0, 30) },
-    "webhook request without its idempotencyHeader: handled without a key, so a redelivery of it would be handled again; is the header's name the one the sender sends? (said once)",
-  );
+/** A bot stopping, stopped (its lease lost, a Redis outage) or halted by a reload here: it runs nothing new. */
+function notRunning(bot: InboundBot): boolean {
+  const state = bot.runtime.status.state;
+  return state === "stopping" || state === "stopped" || state === "reloading";
 }
 
 /** A handled request's claim (a run under way keeps `{ running: <since> }`; older versions kept a time). */
