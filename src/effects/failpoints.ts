@@ -48,7 +48,14 @@ export type Failpoint =
   /** A `ctx.report` call was answered by the server; its claim still says `sending`. */
   | "report-made"
   /** A `ctx.snippets` change (create, ensure, update, delete) was answered; its record not yet written. */
-  | "snippet-saved";
+  | "snippet-saved"
+  /** A message a handler sent was answered by the server (its id in hand); the send's record not yet written. */
+  | "message-sent"
+  /**
+   * An inbound webhook's handler returned and its `ctx.state` writes were applied; the request's
+   * handled mark not yet written.
+   */
+  | "webhook-ran";
 
 const armed = new Map<string, number>();
 for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {

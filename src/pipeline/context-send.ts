@@ -6,6 +6,7 @@
  */
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import { printOf } from "../effects/effect-claims.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { normalizeContent } from "../effects/schedule/normalize.ts";
 import { findSent } from "../effects/verify-send.ts";
@@ -36,6 +37,7 @@ export function sendOf<S>(
     try {
       const { id } = await deps.api.messages.send({ read_by_sender: true, ...params, ...tag }, { signal });
       echo?.seen(id);
+      failpoint("message-sent");
       return { id };
     } catch (err) {
       const id = tag && isAmbiguous(err) ? await echo!.wait(tag.local_id, ECHO_WAIT_MS, signal) : undefined;

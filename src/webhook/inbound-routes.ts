@@ -21,6 +21,7 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
 import { isStoreOutage, StateError } from "../state/state-error.ts";
@@ -268,6 +269,7 @@ async function handle(
       // ctx.state writes apply when the handler succeeds, once per idempotency (or replay) key.
       { once: storeKey === undefined ? undefined : `w:${storeKey}`, keptMs },
     );
+    failpoint("webhook-ran");
     if (storeKey !== undefined)
       await bot.store.set(storeKey, DONE, { ttlMs: keptMs ?? replayKeptMs(options) });
     // Kept before the answer: a sender told 200 does not retry, so a kill now must not undo the

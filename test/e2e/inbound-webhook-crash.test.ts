@@ -10,7 +10,13 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { crashBackends } from "../support/crash-backends.ts";
 import { freePort } from "../support/http-daemon.ts";
-import { botSaid as said, selfKillingBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
+import {
+  deliverDeploy,
+  retriedUntilOk,
+  botSaid as said,
+  selfKillingBot,
+  useSelfKillingBots,
+} from "../support/self-killing-bot.ts";
 
 useSelfKillingBots();
 
@@ -41,15 +47,7 @@ describe.each(backends)("on the %s", (name, backendFor) => {
       global: `http:\n  listen: 127.0.0.1:${port}`,
       botLines: "handler_timeout: 1s",
     });
-    const deliver = async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/webhooks/bot/deploys`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-request-id": "delivery-1" },
-        body: JSON.stringify({ service: "api", version: "1.4.2" }),
-      });
-      const body = (await res.json()) as Record<string, unknown>;
-      return { status: res.status, retryAfter: res.headers.get("retry-after"), body };
-    };
+    const deliver = () => deliverDeploy(port);
     const first = await start();
     await expect(deliver()).rejects.toThrow();
     expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
@@ -57,16 +55,7 @@ describe.each(backends)("on the %s", (name, backendFor) => {
 
     const again = await start();
     // The sender retries until it is answered 200: each answer before is a 503 with Retry-After.
-    const answers: Array<Awaited<ReturnType<typeof deliver>>> = [];
-    await expect
-      .poll(
-        async () => {
-          answers.push(await deliver());
-          return answers.at(-1)!.status;
-        },
-        { timeout: 30_000, interval: 1_000 },
-      )
-      .toBe(200);
+    const answers = await retriedUntilOk(deliver);
     // Before it: the other instance's lease (Redis runs the daemon as a cluster), then the claim
     // of the run that died (durable at once on Redis; on the file store it may not have been).
     const waited = answers.slice(0, -1);

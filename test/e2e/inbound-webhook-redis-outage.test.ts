@@ -9,7 +9,12 @@
 import { describe, expect, it } from "vitest";
 import { hasRedisServer, type OwnRedis, startOwnRedis } from "../support/cluster.ts";
 import { freePort } from "../support/http-daemon.ts";
-import { botSaid as said, selfKillingBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
+import {
+  deliverDeploy,
+  botSaid as said,
+  selfKillingBot,
+  useSelfKillingBots,
+} from "../support/self-killing-bot.ts";
 
 useSelfKillingBots();
 
@@ -35,12 +40,8 @@ describe.skipIf(!available)("an inbound webhook during a Redis outage", () => {
         global: `http:\n  listen: 127.0.0.1:${port}`,
       });
       const deliver = async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/webhooks/bot/deploys`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-request-id": "delivery-1" },
-          body: JSON.stringify({ service: "api", version: "1.4.2" }),
-        });
-        return { status: res.status, body: (await res.json()) as { error?: string } };
+        const { status, body } = await deliverDeploy(port);
+        return { status, body: body as { error?: string } };
       };
       const daemon = await start();
       await redis.down();

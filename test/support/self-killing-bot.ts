@@ -128,3 +128,29 @@ ${o.more ?? ""}
 };
 `;
 }
+
+/** A delivery of the guide's deploys webhook (`X-Request-Id: delivery-1`) to a daemon on `port`. */
+export async function deliverDeploy(port: number) {
+  const res = await fetch(`http://127.0.0.1:${port}/webhooks/bot/deploys`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-request-id": "delivery-1" },
+    body: JSON.stringify({ service: "api", version: "1.4.2" }),
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), body };
+}
+
+/** Every answer to `deliver`, sent again each second as a sender retries, until one is a 200 (within 30 s). */
+export async function retriedUntilOk<T extends { status: number }>(deliver: () => Promise<T>): Promise<T[]> {
+  const answers: T[] = [];
+  await expect
+    .poll(
+      async () => {
+        answers.push(await deliver());
+        return answers.at(-1)!.status;
+      },
+      { timeout: 30_000, interval: 1_000 },
+    )
+    .toBe(200);
+  return answers;
+}
