@@ -123,6 +123,11 @@ const Verify = z.discriminatedUnion("type", [
     timestampHeader: z.string().min(1).optional(),
     toleranceSeconds: z.number().int().positive().max(86_400).optional(),
   }),
+  z.object({
+    type: z.literal("slack"),
+    secret,
+    toleranceSeconds: z.number().int().positive().max(86_400).optional(),
+  }),
   z.object({ type: z.literal("bearer"), token: secret }),
   z.object({ type: z.literal("secret"), secret, header: z.string().min(1).optional() }),
   z.object({ type: z.literal("none") }),

@@ -13,6 +13,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 
 const SECRET = "relay-secret-from-env";
+const SLACK_SECRET = "slack-signing-secret-from-env";
 let sandbox: Sandbox;
 let running: RunningDaemon;
 
@@ -21,6 +22,13 @@ beforeAll(async () => {
   sandbox.control.createUser({
     email: "relay-bot@sandbox.example",
     full_name: "Relay",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+  sandbox.control.createUser({
+    email: "slack-relay-bot@sandbox.example",
+    full_name: "Slack relay",
     bot: "generic",
     owner: "owner@sandbox.example",
     channels: ["general"],
@@ -41,8 +49,20 @@ beforeAll(async () => {
           '  content: "{{body.sender.login}} {{body.action | pushed}} #{{body.number}} ({{headers.x-github-event}})"',
         ].join("\n"),
       },
+      "slack-relay": {
+        email: "slack-relay-bot@sandbox.example",
+        definition: relay as unknown as BotDefinition<never, never>,
+        extra: [
+          "settings:",
+          "  webhook: deploy-command",
+          '  verify: { type: slack, secret: "${SLACK_SECRET}" }',
+          "  channel: general",
+          "  topic: slack",
+          '  content: "{{body.command}} {{body.text}}"',
+        ].join("\n"),
+      },
     },
-    { env: { GH_SECRET: SECRET } },
+    { env: { GH_SECRET: SECRET, SLACK_SECRET } },
   );
 });
 
@@ -88,6 +108,36 @@ describe("the webhook-relay bot", () => {
     });
     expect(sandbox.control.messages()).toHaveLength(before);
     expect(running.logText()).not.toContain(SECRET);
+  });
+
+  it("relays a slash command signed as Slack signs it (the guide's verifiers), its form's fields", async () => {
+    const body = "command=%2Fdeploy&text=web+now";
+    const t = Math.floor(Date.now() / 1000);
+    const signed = (secret: string) =>
+      `v0=${createHmac("sha256", secret).update(`v0:${t}:${body}`).digest("hex")}`;
+    const send = async (signature: string) => {
+      const res = await request(`${running.url}/webhooks/slack-relay/deploy-command`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-slack-request-timestamp": String(t),
+          "x-slack-signature": signature,
+        },
+        body,
+      });
+      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    expect(await send(signed("not-the-signing-secret"))).toEqual({
+      status: 401,
+      body: { error: "unauthorized: x-slack-signature does not match the body" },
+    });
+    const res = await send(signed(SLACK_SECRET));
+    expect(res.status).toBe(200);
+    expect(sandbox.control.messages().find((m) => m.id === res.body.relayed)).toMatchObject({
+      topic: "slack",
+      content: "/deploy web now",
+    });
+    expect(running.logText()).not.toContain(SLACK_SECRET);
   });
 
   it("uses the fallbacks for missing values and an empty topic", async () => {
