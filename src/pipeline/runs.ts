@@ -30,12 +30,16 @@ import { runHandled } from "./run-outcomes.ts";
 const UNAWAITED_PROMPT =
   "a handler ended with a ctx.prompt() under way (not awaited): its question is not kept, and the person's reply is an ordinary message; await the prompt";
 
-/** A run of `ctx` ended with a prompt under way: said, with where the bot's code called it (the prompt keeps nothing). */
+/**
+ * A run of `ctx` ended with a prompt under way: said, with where the bot's code called it and the
+ * command that ran, if one did (the prompt keeps nothing).
+ */
 function unawaitedPrompt(ctx: BotContext<unknown>, turn: Turn | undefined): void {
   const unawaited = turn?.unawaited();
   if (unawaited === undefined) return;
   const at = whereThrown(unawaited.at);
-  runLog(ctx).warn(at === undefined ? {} : { at }, UNAWAITED_PROMPT);
+  const command = ctx.command?.name;
+  runLog(ctx).warn({ ...(at && { at }), ...(command && { command }) }, UNAWAITED_PROMPT);
 }
 
 /** A first run carries no effect records (one shared empty list, not one per message). */

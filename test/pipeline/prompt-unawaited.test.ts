@@ -1,8 +1,8 @@
 /**
  * A handler that does not await its `ctx.prompt()` ends before the prompt is kept: the run is over
- * for the prompt too. It is said at warn, with where the bot's code called it, the question is not
- * kept as a dialog, and the person's reply is an ordinary message (not taken as the answer of a
- * replay that would do nothing with it). A synchronous handler, and one that throws, the same.
+ * for the prompt too. It is said at warn, with where the bot's code called it (and the command that
+ * ran), the question is not kept as a dialog, and the person's reply is an ordinary message (not
+ * taken as the answer of a replay that would do nothing with it). A synchronous handler, and one that throws, the same.
  * The testing kit against the sandbox.
  */
 import { defineBot } from "../../src/bot/define-bot.ts";
@@ -31,6 +31,7 @@ test("a prompt the handler did not await is said, and keeps no question", async 
       expect.objectContaining({
         msg: "a handler ended with a ctx.prompt() under way (not awaited): its question is not kept, and the person's reply is an ordinary message; await the prompt",
         at: expect.stringMatching(/^test\/pipeline\/prompt-unawaited\.test\.ts:\d+:\d+$/),
+        command: "order",
         eventType: "message",
         messageId: order,
       }),
