@@ -3,8 +3,9 @@
  * next to the user's files or in node_modules. Shared by the transpile cache of TypeScript bot
  * modules and the CLI's compile cache (V8's code of the modules it loads).
  */
-import { accessSync, constants, lstatSync, mkdirSync } from "node:fs";
+import { accessSync, constants, lstatSync } from "node:fs";
 import path from "node:path";
+import { makeDirsSync } from "../state/make-dirs.ts";
 
 /**
  * `bothost/<names…>` under the cache home, each folder created (0700) if missing; false when it
@@ -18,12 +19,12 @@ export function userCacheDir(names: readonly string[], env: NodeJS.ProcessEnv = 
     if (uid === undefined) return false;
     const base = cacheHome(env);
     if (base === undefined) return false;
-    mkdirSync(base, { recursive: true, mode: 0o700 });
+    makeDirsSync(base, 0o700);
     let dir = base;
     // Each folder checked before anything is made in it.
     for (const name of ["bothost", ...names]) {
       dir = path.join(dir, name);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      makeDirsSync(dir, 0o700);
       const s = lstatSync(dir);
       if (!s.isDirectory() || s.uid !== uid || (s.mode & 0o022) !== 0) return false;
     }

@@ -1,6 +1,7 @@
-import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
+import { makeDirs } from "../state/make-dirs.ts";
 import { commandArgs } from "./args.ts";
 import { initFiles } from "./init-files.ts";
 import { bothostSource } from "./init-source.ts";
@@ -51,7 +52,7 @@ export async function runInitCommand(argv: string[]): Promise<number> {
   const source = bothostSource(dir);
   try {
     for (const [file, text] of Object.entries(initFiles(name, source.spec))) {
-      await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+      await makeDirs(path.dirname(path.join(dir, file)));
       await writeFile(path.join(dir, file), text);
     }
   } catch (err) {

@@ -2,12 +2,13 @@
  * `bothost sandbox` prints each fake account's email and API key: handing out the sandbox's own
  * credentials is the point.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxUser } from "../sandbox/types.ts";
+import { makeDirsSync } from "../state/make-dirs.ts";
 import { commandArgs, decimalValue, untilStopped } from "./args.ts";
 
 const HELP = `Usage: bothost sandbox [options]
@@ -127,7 +128,7 @@ function describe(url: string, users: SandboxUser[]): string {
 }
 
 function writeZuliprcs(dir: string, url: string, users: SandboxUser[]): void {
-  mkdirSync(dir, { recursive: true });
+  makeDirsSync(dir);
   for (const u of users) {
     // As the server's own zuliprc download: an outgoing-webhook bot's also carries its token,
     // which bothost's `outgoing_webhook.token` must match.

@@ -5,12 +5,13 @@
  * daemon is replaced; one a live daemon answers on is not.
  */
 
-import { chmod, lstat, mkdir, rm } from "node:fs/promises";
+import { chmod, lstat, rm } from "node:fs/promises";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { connect } from "node:net";
 import type { Logger } from "pino";
 import { isInRuntimeDir, MAX_SOCKET_PATH_BYTES, runtimeDir } from "../config/admin-socket-path.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { makeDirs } from "../state/make-dirs.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import { type AdminAnswer, type AdminHandlers, type AdminRoute, adminRoutes } from "./admin-routes.ts";
 
@@ -212,7 +213,7 @@ export function answers(path: string): Promise<boolean> {
 
 async function makeRuntimeDir(): Promise<void> {
   const dir = runtimeDir();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDirs(dir, 0o700);
   const s = await lstat(dir);
   const mine = process.getuid === undefined || s.uid === process.getuid();
   if (!s.isDirectory() || !mine || (s.mode & 0o077) !== 0) {

@@ -1,6 +1,6 @@
 /** The files of the embedded store: atomic replacement and the directory lock. */
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { link, open, readFile, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { monotonicMs, realClock } from "../time/clock.ts";
@@ -308,29 +308,4 @@ export function parseLock(text: string): LockInfo | undefined {
     }
   } catch {}
   return undefined;
-}
-
-/**
- * `mkdir -p dir`, one level at a time. Node's `recursive` mkdir never returns where the file
- * system refuses the last level with ENOENT though its parent exists (a path under /proc): it
- * creates the parent again and again. Here that refusal is thrown, like any other. A `dir` that
- * exists as anything but a directory throws EEXIST, as the recursive mkdir does.
- */
-export async function makeDirs(dir: string, mode: number): Promise<void> {
-  const made = async () => {
-    try {
-      await mkdir(dir, { mode });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      if (!(await stat(dir)).isDirectory()) throw err;
-    }
-  };
-  try {
-    return await made();
-  } catch (err) {
-    const parent = dirname(dir);
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT" || parent === dir) throw err;
-  }
-  await makeDirs(dirname(dir), mode);
-  await made();
 }

@@ -16,9 +16,10 @@
 import { readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { realClock } from "../time/clock.ts";
-import { acquireLock, type HeldElsewhere, isTempFileOf, makeDirs, writeFileAtomic } from "./_files.ts";
+import { acquireLock, type HeldElsewhere, isTempFileOf, writeFileAtomic } from "./_files.ts";
 import { JournalWriter, readJournal, readSnapshot, recordLine, snapshotText } from "./_journal.ts";
 import { StoreView, Table } from "./_view.ts";
+import { makeDirs } from "./make-dirs.ts";
 import { isStateError, StateError } from "./state-error.ts";
 import type { StateBackend } from "./state-store.ts";
 
