@@ -68,7 +68,7 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   let firstError: Error | undefined;
   client.on("error", (err: Error) => {
     if (!connected) {
-      refused ??= authRefusal(err.message, target);
+      refused ??= authRefusal(err.message, passwordField(target));
       firstError ??= err;
     }
     outage(err.message);
@@ -105,10 +105,16 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
       throw new StateError("STATE_UNAVAILABLE", message, { cause: thrown });
     }
     const err = firstError ?? thrown;
-    refused ??= authRefusal((err as Error).message, target);
+    refused ??= authRefusal((err as Error).message, passwordField(target));
     const silent = sentinelsSilent((thrown as Error).message);
-    if (refused) {
-      const message = `Redis at ${where} refused the authentication (state.redis): ${refused}.`;
+    // The Sentinels refusing the authentication: the last error of ioredis's "All sentinels are
+    // unreachable … Last error: …", which otherwise reads as if none had answered.
+    const lastAsked = silent ? / Last error: (.*)$/.exec((thrown as Error).message)?.[1] : undefined;
+    const sentinelRefused = lastAsked && authRefusal(lastAsked, "state.redis.sentinel_password");
+    if (refused || sentinelRefused) {
+      const message = refused
+        ? `Redis at ${where} refused the authentication (state.redis): ${refused}.`
+        : `Redis at ${where}: the Sentinels refused the authentication (state.redis): ${sentinelRefused}.`;
       throw new StateError("STATE_UNAVAILABLE", message, { cause: err });
     }
     throw new StateError(
@@ -120,15 +126,18 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   return client;
 }
 
+/** Where the password the primary is given is set. */
+function passwordField(target: RedisTarget): string {
+  return typeof target === "string"
+    ? "the password in the URL (redis://:password@host:port/db)"
+    : "state.redis.password";
+}
+
 /**
- * A Redis error refusing the authentication, in words naming what to fix (never the password:
- * the server's own text is not repeated), or undefined for any other error.
+ * A Redis error refusing the authentication, in words naming what to fix (`field`; never the
+ * password: the server's own text is not repeated), or undefined for any other error.
  */
-function authRefusal(message: string, target: RedisTarget): string | undefined {
-  const field =
-    typeof target === "string"
-      ? "the password in the URL (redis://:password@host:port/db)"
-      : "state.redis.password";
+function authRefusal(message: string, field: string): string | undefined {
   if (/^WRONGPASS\b|^ERR invalid (username-)?password/.test(message))
     return `the password (or user name) given is wrong (WRONGPASS): check ${field}`;
   if (/^NOAUTH\b/.test(message)) return `it requires a password and none was given (NOAUTH): set ${field}`;

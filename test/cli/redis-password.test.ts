@@ -3,14 +3,20 @@
  * run` and `bothost failed` (with no daemon, it opens the store itself) say the server refused
  * the authentication and why (WRONGPASS, NOAUTH), in one line that never shows the password, and
  * exit 1; not ioredis's "Connection is closed". Needs `redis-server` on PATH (the test runs its
- * own, with `--requirepass`).
+ * own, with `--requirepass`). Sentinels refusing theirs (`state.redis.sentinel_password`) are said
+ * the same way, not as Sentinels that never answered.
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 import {
   type ClusterConfig,
   clusterOrg,
+  freePort,
   hasRedisServer,
   type OwnRedis,
   startOwnRedis,
@@ -26,6 +32,7 @@ const PASSWORD = "right-pw-4417";
 const WRONG = "wrong-pw-9921";
 let redis: OwnRedis | undefined;
 let sandbox: Sandbox | undefined;
+let sentinel: { port: number; child: ChildProcess; dir: string } | undefined;
 const configs: ClusterConfig[] = [];
 
 beforeAll(() => {
@@ -36,6 +43,8 @@ afterAll(async () => {
   for (const c of configs) await c.cleanup();
   await sandbox?.stop();
   await redis?.stop();
+  sentinel?.child.kill("SIGKILL");
+  if (sentinel) await rm(sentinel.dir, { recursive: true, force: true });
 });
 
 /** The config on `state.redis` with `password` in its URL (none: no password), on database `db`. */
@@ -85,4 +94,42 @@ describe.skipIf(!available)("a Redis database the server does not have", () => {
       expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: expected });
     }
   });
+});
+
+/** One Sentinel with `requirepass`, monitoring a group whose primary need not run. */
+async function startSentinel(): Promise<number> {
+  const port = await freePort();
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-sentinel-pw-"));
+  const file = path.join(dir, "sentinel.conf");
+  const monitored = await freePort();
+  const conf = [`port ${port}`, "bind 127.0.0.1", `dir ${dir}`, `requirepass ${PASSWORD}`];
+  conf.push(`sentinel monitor pwgroup 127.0.0.1 ${monitored} 1`);
+  await writeFile(file, `${conf.join("\n")}\n`);
+  const child = spawn("redis-server", [file, "--sentinel"], { cwd: dir, stdio: "ignore" });
+  sentinel = { port, child, dir };
+  return port;
+}
+
+describe.skipIf(!available)("Sentinels refusing the authentication", () => {
+  it("a wrong or missing sentinel_password: run names it, exits 1, never shows the password", async () => {
+    sandbox ??= await startE2eSandbox(clusterOrg());
+    const port = await startSentinel();
+    const sentinels = [`127.0.0.1:${port}`];
+    const where = `sentinel master "pwgroup" (db 0) via 127.0.0.1:${port}`;
+    const cases = [
+      { password: WRONG, why: "the password (or user name) given is wrong (WRONGPASS): check" },
+      { password: undefined, why: "it requires a password and none was given (NOAUTH): set" },
+    ];
+    for (const { password, why } of cases) {
+      const redisTarget = { sentinels, name: "pwgroup", ...(password ? { sentinelPassword: password } : {}) };
+      const config = await writeClusterConfig(sandbox, { redis: redisTarget, prefix: "pw", ttl: "3s" });
+      configs.push(config);
+      const result = await runCli(["run", "--config", config.file], { env: config.env });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 1,
+        stderr: `bothost: Redis at ${where}: the Sentinels refused the authentication (state.redis): ${why} state.redis.sentinel_password. [STATE_UNAVAILABLE]\n`,
+      });
+      expect(result.stdout + result.stderr).not.toContain(WRONG);
+    }
+  }, 60_000);
 });

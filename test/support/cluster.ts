@@ -204,7 +204,8 @@ export interface ClusterConfig {
 export async function writeClusterConfig(
   sandbox: Sandbox,
   options: {
-    redis: string | { sentinels: string[]; name: string };
+    /** A URL, or Sentinel (`sentinelPassword`: their own password, given in an environment variable). */
+    redis: string | { sentinels: string[]; name: string; sentinelPassword?: string };
     prefix: string;
     ttl: string;
     /** The bot's answers name the process that made them (default); false: the same from every one. */
@@ -217,10 +218,11 @@ export async function writeClusterConfig(
   const { redis } = options;
   const env: Record<string, string> = { CLUSTER_KEY_B0: sandbox.control.apiKeyOf(botEmail(0)) };
   if (typeof redis === "string") env.CLUSTER_REDIS = redis;
+  else if (redis.sentinelPassword !== undefined) env.CLUSTER_SENTINEL_PASSWORD = redis.sentinelPassword;
   const redisYaml =
     typeof redis === "string"
       ? ` \${CLUSTER_REDIS}`
-      : `\n    sentinels: ${JSON.stringify(redis.sentinels)}\n    name: ${redis.name}`;
+      : `\n    sentinels: ${JSON.stringify(redis.sentinels)}\n    name: ${redis.name}${redis.sentinelPassword !== undefined ? `\n    sentinel_password: \${CLUSTER_SENTINEL_PASSWORD}` : ""}`;
   const text = [
     `server:\n  url: ${sandbox.url}`,
     `state:\n  redis:${redisYaml}\n  prefix: ${options.prefix}`,
