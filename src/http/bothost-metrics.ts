@@ -145,6 +145,8 @@ export class BothostMetrics {
    */
   redisSink(connection: string): { failover(): void; waited(seconds: number, confirmed: boolean): void } {
     const failovers = this.#redisFailovers.labels({ connection });
+    // At 0 from the start: a series that first appears at 1 shows no increase() to an alert.
+    failovers.inc(0);
     const waits = this.#replicaWaits;
     return {
       failover: () => failovers.inc(),
