@@ -88,6 +88,12 @@ const DISABLED = /reporting is not enabled|moderation request channel must be sp
 /** One per bot. */
 export class MessageReporter {
   #disabled = false;
+  /**
+   * Claims whose write the state store failed (Redis out of reach, its replicas not confirming in
+   * time) before the server was called: the claim may be stored all the same, and is this
+   * process's to take again, or a report never made would count as made.
+   */
+  readonly #unsent = new Map<string, Claim>();
 
   constructor(private readonly o: MessageReporterOptions) {}
 
@@ -116,21 +122,28 @@ export class MessageReporter {
     run?.asked.add(messageId);
     const rerunOf = first ? run.event : undefined;
     for (;;) {
+      const found = (await this.o.store.get(key)) as Claim | undefined;
+      // A claim this process stored, or may have, without calling the server: taken again (once).
+      const unsent = this.#unsent.get(key);
+      const mine = found !== undefined && unsent?.at === found.at && unsent.by === found.by;
+      if (mine) this.#unsent.delete(key);
       // Claimed already (a run again, a duplicate): answered with no start of the budget held for it.
-      if ((await this.o.store.get(key)) !== undefined) return this.#claimed(key, rerunOf);
+      else if (found !== undefined) return this.#claimed(key, rerunOf);
       // A claim kept through a kill counts as made: none is taken while the call would only wait,
       // and the call's start is reserved with it, so no other call takes it in between.
       const slot = await this.o.budgetSlot?.(options.signal);
-      const claim: Claim = {
-        type,
-        at: this.o.clock.now(),
-        state: "sending",
-        ...(run ? { by: run.event } : {}),
-      };
+      const claim: Claim = mine
+        ? found
+        : { type, at: this.o.clock.now(), state: "sending", ...(run ? { by: run.event } : {}) };
       try {
-        if (!(await this.o.store.setIfAbsent(key, claim))) return this.#claimed(key, rerunOf);
-        // The claim must outlive a kill -9 before the server can act on the report.
-        await this.o.commit?.();
+        try {
+          if (!mine && !(await this.o.store.setIfAbsent(key, claim))) return this.#claimed(key, rerunOf);
+          // The claim must outlive a kill -9 before the server can act on the report.
+          await this.o.commit?.();
+        } catch (err) {
+          this.#unsent.set(key, claim);
+          throw err;
+        }
         // With a budget to wait on, the server's 429 is waited for here, unclaimed, not in the call.
         const call = {
           ...(options.signal ? { signal: options.signal } : {}),
