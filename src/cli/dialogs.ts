@@ -138,14 +138,16 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
   for (const listing of all) {
-    const { bot, dialogs, elsewhere, leaseHolder, notes, stopped } = listing;
+    const { bot, dialogs, elsewhere, leaseHolder, notes, stopped, notStarted } = listing;
     if (elsewhere && leaseHolder !== undefined)
       lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
     else if (elsewhere) lines.push(`${bot}: runs on no instance known now (${noHolderWhy(listing)})`, "");
     if (dialogs.length > 0) {
       const here = stopped
         ? " as last known here, where the bot is stopped (see bothost status): answers wait until it runs again"
-        : "";
+        : notStarted
+          ? " as the state store keeps them: the bot has not started here yet (see bothost status), and they are ended here once it runs"
+          : "";
       lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}${here}`);
       lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");
     }

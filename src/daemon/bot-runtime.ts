@@ -45,6 +45,8 @@ export class BotRuntime {
   #stopping = new AbortController();
   /** Its stop is over (its runs drained or cut off), no start since: nothing runs its dialogs. */
   #stopped = false;
+  /** Its dialogs were read from the store at a start: listed and ended here from then on. */
+  #dialogsRead = false;
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
   /** True from a reload's halt of this (old) version until its new one replaces it: "reloading". */
@@ -119,6 +121,7 @@ export class BotRuntime {
     // Outgoing-webhook deliveries come in any order (a retry goes behind later ones).
     if (!(await dispatcher.openLedger(signal, { unordered: mode === "webhook" }))) return;
     if (!(await dispatcher.openDialogs(signal))) return;
+    this.#dialogsRead = true;
     if (!queue) {
       const started = await this.#parts.webhookMode(signal, checked?.registered, eventTypes);
       // A backtest needs the identity only: its events are history, its writes captured.
@@ -297,6 +300,14 @@ export class BotRuntime {
     if (this.standby) return [];
     const listed = this.#parts.stranded.mark(this.#setUp?.dispatcher.dialogs.list(limit) ?? []);
     return this.#stopped ? listed.map(atNextStart) : listed;
+  }
+
+  /**
+   * Whether a start of this version read its dialogs from the store. Before that (its start under
+   * way, or failed before it got there) this process knows none of them: {@link dialogs} is empty.
+   */
+  get dialogsRead(): boolean {
+    return this.#dialogsRead;
   }
 
   /**

@@ -31,6 +31,7 @@ import { ServerLooks } from "./server-check.ts";
 import { type RunsNothing, StartFailures, type StartParts, startBots } from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
 import { statusOf } from "./status-of.ts";
+import { storedDialogsOf } from "./stored-dialogs.ts";
 
 export interface DaemonOptions {
   config: Config;
@@ -320,7 +321,7 @@ export class Daemon {
   #adminHandlers() {
     // Refusals logged as for SIGHUP (`bothost dev`, calling reload() itself, words its own).
     const reload = loggingRefusals(this.#o.log, () => this.reload());
-    const desk = dialogDesk(this.bots, this.#coordinator);
+    const desk = dialogDesk(this.bots, this.#coordinator, (name) => storedDialogsOf(this.#o.store, name));
     return { letters: () => this.letters, status: () => this.status(), reload, ...desk };
   }
 

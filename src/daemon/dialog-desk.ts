@@ -9,6 +9,7 @@ import { noBotNamed } from "../errors/did-you-mean.ts";
 import type { AdminHandlers } from "../http/admin-routes.ts";
 import { type BotDialogs, noHolderWhy } from "../http/daemon-status.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
+import type { storedDialogsOf } from "./stored-dialogs.ts";
 
 /** What the person is told when an operator ends their dialog and gives no note. */
 export const OPERATOR_ENDED_NOTE = "An operator ended this conversation.";
@@ -21,10 +22,14 @@ export type DialogDeskErrorCode =
   | "UNKNOWN_BOT"
   | "UNKNOWN_DIALOG"
   | "BOT_NOT_HERE"
+  | "BOT_NOT_STARTED"
   | "DIALOG_STARTING"
   | "DIALOG_END_PENDING";
 
-type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog" | "status">;
+type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "dialogsRead" | "endDialog" | "status">;
+
+/** Bot `name`'s dialogs as the state store keeps them (stored-dialogs.ts). */
+export type StoredDialogs = (name: string) => ReturnType<typeof storedDialogsOf>;
 
 /**
  * An operator's end, made. `underWay`: a run of the dialog was under way (an answer being handled):
@@ -38,10 +43,15 @@ export interface DialogEnd {
   nextStart?: true;
 }
 
-/** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
+/**
+ * The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place).
+ * A bot that has not read its dialogs here yet (its start under way, or failed before) has them
+ * listed from the state store (`stored`) and none ended.
+ */
 export function dialogDesk(
   bots: readonly Runtime[],
   cluster: Pick<Coordinator, "holderOf" | "leasesUnread"> = {},
+  stored?: StoredDialogs,
 ): Pick<AdminHandlers, "dialogs" | "endDialog"> {
   const find = (name: string): Runtime => {
     const runtime = bots.find((b) => b.name === name);
@@ -60,8 +70,14 @@ export function dialogDesk(
     return unread === undefined ? {} : { leasesUnread: true, ...(unread.late && { leasesLate: true }) };
   };
   return {
-    dialogs(name?: string): BotDialogs[] {
-      return (name === undefined ? bots : [find(name)]).map((b) => {
+    dialogs(name?: string): Promise<BotDialogs[]> {
+      const listed = (name === undefined ? bots : [find(name)]).map(async (b): Promise<BotDialogs> => {
+        if (!b.standby && !b.dialogsRead) {
+          // Failed here while another instance runs it: its dialogs are that instance's.
+          const leaseHolder = cluster.holderOf?.(b.name);
+          if (leaseHolder !== undefined) return { bot: b.name, dialogs: [], elsewhere: true, leaseHolder };
+          if (stored) return { bot: b.name, ...(await stored(b.name)), notStarted: true };
+        }
         const notes = b.status.endNotes;
         return {
           bot: b.name,
@@ -72,6 +88,7 @@ export function dialogDesk(
           ...(b.standby && elsewhere(b.name)),
         };
       });
+      return Promise.all(listed);
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<DialogEnd> {
       const runtime = find(name);
@@ -81,9 +98,11 @@ export function dialogDesk(
           `"${id.slice(0, 40)}" is no dialog id: a dialog's id is a number, or s and 12 hex digits for one the bot started (see bothost dialogs)`,
         );
       }
-      // Stopped here, its lease taken by an instance known: its dialogs are that instance's to end.
+      // Stopped here (or never started), its lease taken by an instance known: its dialogs are that
+      // instance's to end.
       const stopped = !runtime.standby && runtime.status.state === "stopped";
-      if (runtime.standby || (stopped && cluster.holderOf?.(name) !== undefined)) {
+      const notHere = stopped || !runtime.dialogsRead;
+      if (runtime.standby || (notHere && cluster.holderOf?.(name) !== undefined)) {
         const where = elsewhere(name);
         const { leaseHolder } = where;
         throw new BothostError<DialogDeskErrorCode>(
@@ -91,6 +110,12 @@ export function dialogDesk(
           leaseHolder !== undefined
             ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there (should that instance be gone, an instance takes the bot: end it there then)`
             : `bot "${name}" does not run here, and no instance is known to run it now (${noHolderWhy(where)}): end its dialog where it runs, once one does`,
+        );
+      }
+      if (!runtime.standby && !runtime.dialogsRead) {
+        throw new BothostError<DialogDeskErrorCode>(
+          "BOT_NOT_STARTED",
+          `bot "${name}" has not started here yet (see bothost status): its dialogs wait in the state store, and are ended here once it runs: run the end again then`,
         );
       }
       // Not waiting at a question: an answer (or its deadline) is being handled, its run under way.

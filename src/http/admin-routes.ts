@@ -22,10 +22,11 @@ export interface AdminHandlers {
   /** Reload the config from its file; rejects with the located config errors. */
   reload: () => Promise<unknown>;
   /** The open dialogs of bot `name`, or of every bot; rejects an unknown bot (`UNKNOWN_BOT`). */
-  dialogs: (name?: string) => BotDialogs[];
+  dialogs: (name?: string) => Promise<BotDialogs[]>;
   /**
    * End dialog `id` of bot `name`, its person told `note` (else a default note); rejects with
-   * `UNKNOWN_BOT`, `UNKNOWN_DIALOG`, `BOT_NOT_HERE` (another instance runs the bot) or
+   * `UNKNOWN_BOT`, `UNKNOWN_DIALOG`, `BOT_NOT_HERE` (another instance runs the bot),
+   * `BOT_NOT_STARTED` (the bot has not read its dialogs here yet: starting, or failed) or
    * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended) or
    * `DIALOG_END_PENDING` (the end not landed within 3 s: it is tried until the store takes it).
    */
@@ -206,6 +207,7 @@ const REFUSED: Record<string, number> = {
   UNKNOWN_BOT: 400,
   UNKNOWN_DIALOG: 404,
   BOT_NOT_HERE: 409,
+  BOT_NOT_STARTED: 409,
   DIALOG_STARTING: 409,
   // Not refused, not done: the end is tried until the store takes it (a gateway's timeout).
   DIALOG_END_PENDING: 504,

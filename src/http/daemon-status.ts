@@ -104,6 +104,11 @@ export interface BotDialogs {
    */
   stopped?: true;
   /**
+   * The bot has not started here yet (its start under way, or failed before it read its dialogs):
+   * they are listed as the state store keeps them, and none is ended here until it runs.
+   */
+  notStarted?: true;
+  /**
    * Ended dialogs whose end note (an operator's note, or that the bot's code changed) is not said
    * to their person yet: read from the state store with no daemon running; in a running daemon, as
    * the bot last knew them (a stopped bot's, said at its next start; a running bot's, being said

@@ -83,7 +83,7 @@ it("lists the dialog of a stopped bot whose answer is recorded as run at the nex
   expect(formatStatus(status)).toContain(`(${NEXT})`);
   expect(formatStatus(status)).not.toContain("being handled");
   expect(renderStatusPage(status)).toContain(`, ${NEXT}</li>`);
-  expect(dialogDesk(running.daemon.bots).dialogs()).toMatchObject([
+  expect(await dialogDesk(running.daemon.bots).dialogs()).toMatchObject([
     { bot: "tally", stopped: true, dialogs: [{ nextStart: true }] },
   ]);
 });
@@ -221,7 +221,7 @@ it("lists a running bot's end note while its send is under way, and once its sen
   control.delay(60_000, { paths: ["/messages"] });
   await desk.endDialog("tally", id);
   await expect.poll(() => control.delayed()).toBe(1);
-  expect(desk.dialogs()).toEqual([
+  expect(await desk.dialogs()).toEqual([
     { bot: "tally", dialogs: [], notes: [{ ...noteOf(up, id), sending: true, saying: true }] },
   ]);
   expect(formatStatus(await up.running.daemon.status())).toContain(
