@@ -3,7 +3,7 @@
  * message, one after the other, and posts each person's answers to a channel topic of the day
  * (`standup 2026-11-30`). Anyone can say `standup` to answer at another time (once a day), in
  * a channel too: the questions are then asked in their direct messages;
- * answering `skip`, or saying `standup skip [reason]`, skips the day; moderators get
+ * answering `skip`, or saying `standup skip [reason]`, skips the day (once a day); moderators get
  * `standup report`: who answered, who skipped, who has not yet.
  *
  * The questions are a durable dialog (`ctx.prompt`): a restart, a crash or a deploy in the middle
@@ -257,9 +257,11 @@ export default defineBot({
       "standup skip",
       { description: "skip today's standup", args: { reason: z.string().optional() }, rest: true },
       async (ctx) => {
+        // The day answered or skipped already: its outcome and its topic's line stay as they are.
+        if (await ctx.state.get(`${today(ctx)}:${ctx.sender.id}`)) return ctx.reply(DONE);
         const reason = ctx.args.reason ? `: ${ctx.args.reason}` : "";
         await close(ctx, "skipped", `**${ctx.sender.name}** skips today${reason}.`);
-        await ctx.reply("Skipped for today.");
+        return ctx.reply("Skipped for today.");
       },
     );
 
