@@ -185,7 +185,8 @@ export default defineBot({
       "greeted",
       { description: "how many members the bot has greeted", allow: "moderator" },
       async (ctx) => {
-        const greeted = await ctx.state.list("greeted:");
+        // Not a mark whose greeting is being sent, or failed at a start: not greeted (yet).
+        const greeted = (await ctx.state.list("greeted:")).filter((e) => sendingOf(e.value) === undefined);
         await ctx.reply(`${greeted.length} member${greeted.length === 1 ? "" : "s"} greeted so far.`);
       },
     );

@@ -206,4 +206,38 @@ describe("the welcome bot", () => {
       await rm(stateDir, { recursive: true, force: true });
     }
   });
+
+  it("greeted counts the members greeted, not one whose greeting at a start failed", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-"));
+    const bots = { welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {{name}}" } } };
+    const control = world.sandbox.control;
+    const count = async () => {
+      const before = world.messagesFrom(BOT).length;
+      control.sendAs(OWNER, { type: "direct", to: [BOT], content: "greeted" });
+      await expect.poll(() => world.messagesFrom(BOT).length).toBe(before + 1);
+      return world.messagesFrom(BOT).at(-1)!.content;
+    };
+    try {
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect.poll(() => running!.context().state.get("greeting-since")).toEqual(expect.any(Number));
+      await running.stop();
+      control.expireQueue({ email: BOT });
+      control.createUser({ email: "dee@sandbox.example", full_name: "Dee" });
+      control.failNext(1, { status: 400, paths: [/^\/messages$/], methods: ["POST"] });
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect
+        .poll(() => running!.logged("could not greet a member who joined while the bot was down").length)
+        .toBe(1);
+      expect(await count()).toBe("0 members greeted so far.");
+      // The next start greets her (none of its messages went out): counted from then on.
+      await running.stop();
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect.poll(() => greetings().map((m) => m.content)).toContain("Hi Dee");
+      expect(await count()).toBe("1 member greeted so far.");
+    } finally {
+      await running?.stop();
+      running = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
 });
