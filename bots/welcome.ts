@@ -160,13 +160,15 @@ export default defineBot({
     // Who joined while no queue of the bot was reading: `realm_user` events are not caught up, so
     // each start reads the members (one GET /users) and greets those who joined since the bot's
     // first start, within `catch_up_days`, and were not greeted.
+    // The first start is kept with catch_up_days 0 too: a later start with catch-up on greets
+    // who joined while the bot was down since then, not only since that later start.
     bot.onStart(async (ctx) => {
-      if (settings.catch_up_days === 0) return;
       const since = (await ctx.state.immediate.get("greeting-since")) as number | undefined;
       if (since === undefined) {
         await ctx.state.immediate.set("greeting-since", ctx.now()); // everyone there now joined before
         return;
       }
+      if (settings.catch_up_days === 0) return;
       const from = Math.max(since, ctx.now() - settings.catch_up_days * 86_400_000);
       const { members } = await ctx.api.users.list();
       for (const p of members.filter((m) => greets(m) && Date.parse(m.date_joined) >= from)) {

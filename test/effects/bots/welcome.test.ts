@@ -240,4 +240,28 @@ describe("the welcome bot", () => {
       await rm(stateDir, { recursive: true, force: true });
     }
   });
+
+  it("catch_up_days 0 at the first start, then 7: who joined while it was down is greeted", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-"));
+    const withDays = (catch_up_days: number) => ({
+      welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {{name}}", catch_up_days } },
+    });
+    const control = world.sandbox.control;
+    try {
+      control.createUser({ email: "ada@sandbox.example", full_name: "Ada" });
+      running = world.stopAfter(await startBots(world.sandbox, withDays(0), { stateDir }));
+      await running.stop();
+      control.expireQueue({ email: BOT });
+      control.createUser({ email: "dee@sandbox.example", full_name: "Dee" });
+      running = world.stopAfter(await startBots(world.sandbox, withDays(7), { stateDir }));
+      await expect
+        .poll(() => running!.logged("greeted a member who joined while the bot was down").length)
+        .toBe(1);
+      expect(greetings().map((m) => m.content)).toEqual(["Hi Dee"]);
+    } finally {
+      await running?.stop();
+      running = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
 });
