@@ -1,7 +1,7 @@
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import type { PendingNote } from "../pipeline/dialogs/pending-notes.ts";
 import type { StoreFailure } from "../pipeline/store-health.ts";
-import type { RedisStatus } from "../state/redis-url.ts";
+import type { RedisStatus, SentinelsReached } from "../state/redis-url.ts";
 import type { WebhookRequests } from "../webhook/request-counts.ts";
 
 export type { PendingNote } from "../pipeline/dialogs/pending-notes.ts";
@@ -179,9 +179,7 @@ export interface DaemonStatus {
 export function redisLine(r: RedisStatus): string {
   const n = r.sentinel?.sentinels.length ?? 0;
   const reached = r.sentinelsReached;
-  const answering = reached
-    ? `${reached.answered} of ${n} Sentinels answering${reached.answered < reached.needed ? `, too few for a failover (it needs ${reached.needed}; silent: ${reached.silent.join(", ")})` : ""}`
-    : `${n} Sentinel${n === 1 ? "" : "s"}`;
+  const answering = reached ? sentinelsLine(reached, n) : `${n} Sentinel${n === 1 ? "" : "s"}`;
   const via = r.sentinel
     ? `through Sentinel (master "${r.sentinel.name}", ${answering})`
     : "direct (no Sentinel)";
@@ -205,4 +203,18 @@ export function webhookCounts(w: WebhookRequests): string {
   const parts = [`${w.ok} ok`, `${w.refused} refused`, `${w.failed} failed`, `${w.unavailable} unavailable`];
   const last = w.lastAt.replace(/\.\d+Z$/, "Z");
   return `${w.requests} request${w.requests === 1 ? "" : "s"} (${parts.join(", ")}), last ${last}`;
+}
+
+/** How many Sentinels answer, too few for a failover, and those refusing or naming another primary. */
+function sentinelsLine(reached: SentinelsReached, n: number): string {
+  const silent = reached.silent.length > 0 ? `; silent: ${reached.silent.join(", ")}` : "";
+  const low =
+    reached.answered < reached.needed ? `, too few for a failover (it needs ${reached.needed}${silent})` : "";
+  const refusing = (reached.refusing ?? []).map(
+    (r) => `, ${r.sentinel} refuses the authentication: ${r.why}`,
+  );
+  const other = (reached.otherPrimary ?? []).map(
+    (o) => `, ${o.sentinel} names another primary (${o.names}) than most Sentinels`,
+  );
+  return `${reached.answered} of ${n} Sentinels answering${low}${refusing.join("")}${other.join("")}`;
 }

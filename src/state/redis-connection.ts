@@ -137,7 +137,7 @@ function passwordField(target: RedisTarget): string {
  * A Redis error refusing the authentication, in words naming what to fix (`field`; never the
  * password: the server's own text is not repeated), or undefined for any other error.
  */
-function authRefusal(message: string, field: string): string | undefined {
+export function authRefusal(message: string, field: string): string | undefined {
   if (/^WRONGPASS\b|^ERR invalid (username-)?password/.test(message))
     return `the password (or user name) given is wrong (WRONGPASS): check ${field}`;
   if (/^NOAUTH\b/.test(message)) return `it requires a password and none was given (NOAUTH): set ${field}`;

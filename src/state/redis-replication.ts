@@ -23,6 +23,11 @@ import { StateError } from "./state-error.ts";
 const REPLICA_COUNT_EVERY_MS = 5_000;
 /** How long each Sentinel is given to say which primary it names. */
 const SENTINEL_ASK_MS = 1_000;
+/**
+ * How long each Sentinel is given to answer the check of how many answer (every 5 s): a Sentinel
+ * on a loaded host answers late, and counting it as silent would warn of a failover that can happen.
+ */
+const SENTINEL_WATCH_MS = 4_000;
 
 /** Where a connection's failovers and replica waits are reported (the daemon's `/metrics`). */
 export interface ReplicationSink {
@@ -78,7 +83,7 @@ export class Replication {
     private readonly o: ReplicationOptions,
   ) {
     if (o.sentinel && o.watchSentinels)
-      this.#sentinels = new SentinelWatch(o.sentinel, SENTINEL_ASK_MS, o.log);
+      this.#sentinels = new SentinelWatch(o.sentinel, SENTINEL_WATCH_MS, o.log);
     client.on("ready", () => this.#connected());
     if (client.status === "ready") this.#connected();
     void this.#sentinels?.check();

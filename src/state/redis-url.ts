@@ -27,6 +27,10 @@ export interface SentinelsReached {
   needed: number;
   /** The Sentinels (`host:port`) that did not answer for the group: out of reach, or not monitoring it. */
   silent: string[];
+  /** The Sentinels that refused the authentication, each with why (`WRONGPASS`, `NOAUTH`) and the setting to fix. */
+  refusing?: { sentinel: string; why: string }[];
+  /** Answering Sentinels that name another primary (`names`, `host:port`) than a majority of them all do. */
+  otherPrimary?: { sentinel: string; names: string }[];
 }
 
 export interface RedisStatus {

@@ -14,6 +14,7 @@
  * the primary keeps working but its next failure cannot be failed over, which nothing else shows.
  */
 import { Redis } from "ioredis";
+import { authRefusal } from "./redis-connection.ts";
 import { hostPort, type SentinelsReached, type SentinelTarget } from "./redis-url.ts";
 
 /**
@@ -50,11 +51,15 @@ export const SENTINELS_CHANGED = "the Sentinels answering changed";
 /**
  * Asks every configured Sentinel for the master group on each {@link check}, keeps the last
  * answer for the status, and logs only when the number answering changes (a warn line while too
- * few for a failover, info otherwise), not at each check.
+ * few for a failover, info otherwise), not at each check. A Sentinel refusing the password is
+ * told apart from a silent one, and one naming another primary than a majority of them all
+ * (isolated from a failover, or monitoring another server under that name) is listed.
  */
 export class SentinelWatch {
   #last: SentinelsReached | undefined;
+  #running: Promise<SentinelsReached> | undefined;
 
+  /** `timeoutMs`: how long a Sentinel may take to answer (a loaded host answers late, not never). */
   constructor(
     private readonly target: SentinelTarget,
     private readonly timeoutMs: number,
@@ -65,16 +70,38 @@ export class SentinelWatch {
     return this.#last;
   }
 
-  async check(): Promise<SentinelsReached> {
+  /** One round of asking; a check asked for while one runs is that one. */
+  check(): Promise<SentinelsReached> {
+    this.#running ??= this.#check().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #check(): Promise<SentinelsReached> {
     const { sentinels } = this.target;
-    const answers = await Promise.all(sentinels.map((s) => masterOf(this.target, s, this.timeoutMs)));
-    const quorum = Math.max(0, ...answers.map((a) => Number(a?.quorum ?? 0)));
+    const answers = await Promise.all(sentinels.map((s) => askMaster(this.target, s, this.timeoutMs)));
+    const fields = answers.map((a) => (a && "fields" in a ? a.fields : undefined));
+    const quorum = Math.max(0, ...fields.map((f) => Number(f?.quorum ?? 0)));
+    const named = fields.map((f) => (f ? `${f.ip}:${f.port}` : undefined));
+    const count = (addr: string) => named.filter((n) => n === addr).length;
+    const majority = named.find((n) => n !== undefined && count(n) > sentinels.length / 2);
     const now: SentinelsReached = {
-      answered: answers.filter(Boolean).length,
+      answered: fields.filter(Boolean).length,
       of: sentinels.length,
       needed: Math.max(quorum, Math.floor(sentinels.length / 2) + 1),
       silent: sentinels.filter((_, i) => !answers[i]),
     };
+    const refusing = sentinels.flatMap((sentinel, i) => {
+      const a = answers[i];
+      return a && "refused" in a ? [{ sentinel, why: a.refused }] : [];
+    });
+    if (refusing.length > 0) now.refusing = refusing;
+    const otherPrimary = sentinels.flatMap((sentinel, i) => {
+      const names = named[i];
+      return majority && names && names !== majority ? [{ sentinel, names }] : [];
+    });
+    if (otherPrimary.length > 0) now.otherPrimary = otherPrimary;
     const before = this.#last;
     this.#last = now;
     const low = now.answered < now.needed;
@@ -93,6 +120,19 @@ async function masterOf(
   sentinel: string,
   timeoutMs: number,
 ): Promise<Record<string, string> | undefined> {
+  const answer = await askMaster(target, sentinel, timeoutMs);
+  return answer && "fields" in answer ? answer.fields : undefined;
+}
+
+/**
+ * `SENTINEL MASTER <name>` asked of one Sentinel: its fields, why it refused the authentication
+ * (in words naming `state.redis.sentinel_password`), or undefined when it did not answer for it.
+ */
+async function askMaster(
+  target: SentinelTarget,
+  sentinel: string,
+  timeoutMs: number,
+): Promise<{ fields: Record<string, string> } | { refused: string } | undefined> {
   const client = new Redis({
     ...hostPort(sentinel),
     lazyConnect: true,
@@ -104,16 +144,22 @@ async function masterOf(
     ...(target.sentinelPassword !== undefined ? { password: target.sentinelPassword } : {}),
     ...(target.tls ? { tls: {} } : {}),
   });
-  client.on("error", () => {});
+  let authError: string | undefined;
+  client.on("error", (err: Error) => {
+    authError ??= authRefusal(err.message, SENTINEL_PASSWORD);
+  });
   try {
     await client.connect();
     const fields = (await client.call("SENTINEL", "MASTER", target.name)) as string[];
     const out: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]!] = fields[i + 1]!;
-    return out;
-  } catch {
-    return undefined;
+    return { fields: out };
+  } catch (err) {
+    const refused = authRefusal((err as Error).message, SENTINEL_PASSWORD) ?? authError;
+    return refused ? { refused } : undefined;
   } finally {
     client.disconnect();
   }
 }
+
+const SENTINEL_PASSWORD = "state.redis.sentinel_password";

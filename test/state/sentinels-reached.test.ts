@@ -38,8 +38,14 @@ function server(args: string[], cwd: string): ChildProcess {
   return child;
 }
 
-async function answers(port: number): Promise<boolean> {
-  const c = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+async function answers(port: number, password?: string): Promise<boolean> {
+  const c = new Redis({
+    port,
+    password,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   c.on("error", () => {});
   try {
     await c.connect();
@@ -51,8 +57,13 @@ async function answers(port: number): Promise<boolean> {
   }
 }
 
-/** A primary with one replica, watched by three Sentinels (quorum 2). */
-async function topology(): Promise<{ target: SentinelTarget; sentinels: ChildProcess[] }> {
+/**
+ * A primary with one replica, watched by three Sentinels (quorum 2). `password`: the Sentinels'
+ * `requirepass`; `strayLast`: the last Sentinel monitors another server under the same name.
+ */
+async function topology(
+  o: { password?: string; strayLast?: boolean } = {},
+): Promise<{ target: SentinelTarget; sentinels: ChildProcess[]; ports: number[]; stray?: number }> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-reached-"));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const data = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir];
@@ -61,6 +72,11 @@ async function topology(): Promise<{ target: SentinelTarget; sentinels: ChildPro
   await expect.poll(() => answers(primary), { timeout: 10_000 }).toBe(true);
   server(["--port", String(replica), ...data, "--replicaof", "127.0.0.1", String(primary)], dir);
   await expect.poll(() => answers(replica), { timeout: 10_000 }).toBe(true);
+  const stray = o.strayLast ? await freePort() : undefined;
+  if (stray) {
+    server(["--port", String(stray), ...data], dir);
+    await expect.poll(() => answers(stray), { timeout: 10_000 }).toBe(true);
+  }
   const ports: number[] = [];
   const sentinels: ChildProcess[] = [];
   for (let i = 0; i < 3; i++) {
@@ -70,14 +86,21 @@ async function topology(): Promise<{ target: SentinelTarget; sentinels: ChildPro
       `port ${port}`,
       "bind 127.0.0.1",
       `dir ${dir}`,
-      `sentinel monitor ${NAME} 127.0.0.1 ${primary} 2`,
+      `sentinel monitor ${NAME} 127.0.0.1 ${i === 2 && stray ? stray : primary} 2`,
+      ...(o.password ? [`requirepass ${o.password}`] : []),
     ];
     await writeFile(file, `${conf.join("\n")}\n`);
     sentinels.push(server([file, "--sentinel"], dir));
-    await expect.poll(() => answers(port), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => answers(port, o.password), { timeout: 10_000 }).toBe(true);
     ports.push(port);
   }
-  return { target: { sentinels: ports.map((p) => `127.0.0.1:${p}`), name: NAME }, sentinels };
+  const target = { sentinels: ports.map((p) => `127.0.0.1:${p}`), name: NAME };
+  return {
+    target: o.password ? { ...target, sentinelPassword: o.password } : target,
+    sentinels,
+    ports,
+    ...(stray ? { stray } : {}),
+  };
 }
 
 function recordingLog() {
@@ -139,5 +162,71 @@ describe.skipIf(!available)("the Sentinels reached", () => {
     const warns = log.lines.filter((l) => l.level === "warn");
     expect(warns.map((l) => l.msg)).toEqual([TOO_FEW_SENTINELS]);
     expect(warns[0]!.obj).toMatchObject({ answered: 1, of: 3, needed: 2, master: NAME });
+  });
+
+  it("a Sentinel slower than 1 s to answer counts as answering: too few is said only of those down", {
+    timeout: 60_000,
+  }, async () => {
+    const { target, sentinels } = await topology();
+    await stop(sentinels[1]!); // really down: refuses connections
+    // Frozen while the store's first check asks it (at open), resumed 2 s later: slow, not silent.
+    sentinels[2]!.kill("SIGSTOP");
+    cleanups.push(async () => void sentinels[2]!.kill("SIGCONT"));
+    const store = await RedisStore.open({ url: target, prefix: "reached", commandTimeoutMs: 5_000 });
+    cleanups.push(() => store.close());
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    sentinels[2]!.kill("SIGCONT");
+    await expect.poll(() => store.redisStatus().sentinelsReached, { timeout: 10_000 }).toBeDefined();
+    expect(store.redisStatus().sentinelsReached).toEqual({
+      answered: 2,
+      of: 3,
+      needed: 2,
+      silent: [target.sentinels[1]],
+    });
+  });
+
+  it("a Sentinel whose password changed is said to refuse the authentication, naming the setting", {
+    timeout: 60_000,
+  }, async () => {
+    const password = "sentinel-secret-1";
+    const { target, ports } = await topology({ password });
+    const watch = new SentinelWatch(target, 1_000, undefined);
+    expect((await watch.check()).answered).toBe(3);
+    const admin = new Redis({ port: ports[1], password, lazyConnect: true });
+    cleanups.push(async () => admin.disconnect());
+    await admin.connect();
+    await admin.call("ACL", "SETUSER", "default", "resetpass", ">another-one");
+    const reached = await watch.check();
+    expect(reached).toMatchObject({ answered: 2, silent: [] });
+    expect(reached.refusing).toEqual([
+      { sentinel: target.sentinels[1], why: expect.stringContaining("WRONGPASS") },
+    ]);
+    const line = redisLine({
+      sentinel: { name: NAME, sentinels: [...target.sentinels] },
+      sentinelsReached: reached,
+      failovers: 0,
+      replicaConfirmed: false,
+    });
+    expect(line).toContain(`${target.sentinels[1]} refuses the authentication`);
+    expect(line).toContain("state.redis.sentinel_password");
+    expect(line).not.toContain(password);
+  });
+
+  it("a Sentinel naming another primary than the others is said to", { timeout: 60_000 }, async () => {
+    const { target, stray } = await topology({ strayLast: true });
+    const reached = await new SentinelWatch(target, 1_000, undefined).check();
+    expect(reached).toMatchObject({
+      answered: 3,
+      otherPrimary: [{ sentinel: target.sentinels[2], names: `127.0.0.1:${stray}` }],
+    });
+    const line = redisLine({
+      sentinel: { name: NAME, sentinels: [...target.sentinels] },
+      sentinelsReached: reached,
+      failovers: 0,
+      replicaConfirmed: false,
+    });
+    expect(line).toContain(
+      `${target.sentinels[2]} names another primary (127.0.0.1:${stray}) than most Sentinels`,
+    );
   });
 });
