@@ -9,6 +9,7 @@ import type { AdminView } from "../config/admin-view.ts";
 import { formatProblems } from "../config/config-problem.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { stoppingPid } from "../http/stopping-mark.ts";
 
 interface Channel {
   /** How messages name it: "the admin socket /…/admin.sock" or "http://127.0.0.1:8080 (http.listen)". */
@@ -114,6 +115,14 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
         tried.push(`${channel.name}: ${reason(err)}`);
       }
     }
+    // Its socket closed as a clean stop began: the daemon drains its handlers, and says so in a mark.
+    const stopping = await stoppingPid(view.socket);
+    if (stopping !== undefined) {
+      throw new BothostError(
+        "DAEMON_STOPPING",
+        `the daemon (pid ${stopping}) is stopping: its admin socket ${view.socket} is closed while it lets its handlers finish (up to shutdown_timeout). Run the command again once it has stopped.`,
+      );
+    }
     throw new BothostError(
       "DAEMON_UNREACHABLE",
       `no daemon answers: ${tried.join("; ")}. Is it running with this config?` +
@@ -146,7 +155,12 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
         await first("GET", "/admin/status", undefined);
         return true;
       } catch (err) {
-        if (err instanceof BothostError && err.code === "DAEMON_UNREACHABLE") return false;
+        // A stopping daemon answers nothing more: on Redis the store is read directly meanwhile.
+        if (
+          err instanceof BothostError &&
+          (err.code === "DAEMON_UNREACHABLE" || err.code === "DAEMON_STOPPING")
+        )
+          return false;
         throw err;
       }
     },

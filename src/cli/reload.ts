@@ -22,7 +22,8 @@ sending the daemon SIGHUP, except that after a SIGHUP the warnings are in the da
 The daemon is asked on its admin socket (in the state directory;
 with state.redis, in $TMPDIR/bothost-<uid>/), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
-file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
+file, when a live process of this host that took the lock; none to a daemon in a clean stop, whose
+handlers drain: DAEMON_STOPPING, exit 1). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
 bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1, and one that
 closes the connection before answering (it stopped or died meanwhile) DAEMON_CLOSED, exit 1. A daemon that
 fails the request (HTTP 5xx), or refuses it (a wrong http.admin_token: DAEMON_REFUSED), has not

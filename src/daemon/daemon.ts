@@ -12,6 +12,7 @@ import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { requireListener } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
+import { clearStopping, markStopping } from "../http/stopping-mark.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { isStateError } from "../state/state-error.ts";
@@ -297,7 +298,11 @@ export class Daemon {
     if (this.#stopping.signal.aborted) return;
     this.#stopping.abort();
     this.#retries.stop();
-    await this.adminSocket?.close();
+    const socket = this.adminSocket;
+    // The socket goes now (another instance sharing Redis state may take it over); the mark says
+    // to the admin commands that this daemon is stopping meanwhile.
+    if (socket) await markStopping(socket.path);
+    await socket?.close();
     const full = options.deadlineMs ?? this.config.shutdown_timeout;
     const deadline = this.http ? await this.http.close(full) : full;
     const halted: { abandoned: number }[] = [];
@@ -309,6 +314,7 @@ export class Daemon {
     // A reload under way gives up (see applyReload): nothing of it may outlive the store.
     await this.#reloading;
     await this.#o.store.close();
+    if (socket) await clearStopping(socket.path);
     this.#o.log.info({ abandoned }, "daemon stopped");
   }
 

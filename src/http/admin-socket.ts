@@ -14,6 +14,7 @@ import { BothostError } from "../errors/bothost-error.ts";
 import { makeDirs } from "../state/make-dirs.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import { type AdminAnswer, type AdminHandlers, type AdminRoute, adminRoutes } from "./admin-routes.ts";
+import { clearStopping } from "./stopping-mark.ts";
 
 export type AdminSocketErrorCode = "ADMIN_SOCKET_IN_USE" | "ADMIN_SOCKET_FAILED";
 
@@ -91,6 +92,7 @@ export class AdminSocket {
       });
     }
     if (posix) await chmod(path, 0o600);
+    await clearStopping(path); // left by a daemon killed while it stopped
     log.info({ socket: path }, "admin socket listening");
     return new AdminSocket(path, server, posix ? await fileOf(path) : undefined);
   }
