@@ -6,6 +6,8 @@
 
 export { LEASE_STOP } from "../pipeline/stop-cut.ts";
 
+import { RELOAD_REMOVE, RELOAD_RESTART } from "../pipeline/stop-cut.ts";
+
 /**
  * The one line (warn) of a lease lost here, said once the bot stopped, with `left`: the events it
  * left in flight (each one's own lines of the stop are at debug). `holder`: the instance that holds
@@ -94,9 +96,9 @@ export class BotSwitch {
    * the bot while the old runtime stops) starts nothing: the reload starts the new runtime. It
    * stays `standby` only if it was (another instance runs the bot): one that ran here is not a spare.
    */
-  retire(deadlineMs: number): Promise<{ abandoned: number }> {
+  retire(deadlineMs: number, removed: boolean): Promise<{ abandoned: number }> {
     this.#retired = true;
-    return this.halt(deadlineMs, this.#runtime.standby, "a reload restarts or removes it");
+    return this.halt(deadlineMs, this.#runtime.standby, removed ? RELOAD_REMOVE : RELOAD_RESTART);
   }
 
   /** Another instance holds the bot: stopped here, the runtime is its spare. */

@@ -39,7 +39,7 @@ export async function retireOldVersions(
     const old = o.bots.find((b) => b.name === name);
     if (kept) o.startFailures.delete(name);
     if (kept && old && !old.standby && !o.standby.has(name)) old.reloading = true;
-    await o.switches.get(name)?.retire(deadlineMs);
+    await o.switches.get(name)?.retire(deadlineMs, !kept);
     // Halted for good: lease rounds and the daemon's stop leave the bot to the reload from now on.
     if (kept) o.switches.delete(name);
     else drop(name);

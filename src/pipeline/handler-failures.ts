@@ -40,7 +40,7 @@ import {
   type SettleOutcome,
 } from "./handler-failures-types.ts";
 import { type Incoming, type JobOccurrence, sourceOf } from "./incoming.ts";
-import { cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
+import { againAfter, cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
 export { jobRunner } from "./handler-failures-jobs.ts";
@@ -81,6 +81,8 @@ export class HandlerFailures {
   cutLevel: "warn" | "debug" = "warn";
   /** The bot stops for its lease (lost or handed over): another instance runs it from now on. */
   #forLease = false;
+  /** Where a run the stop cuts off runs again (`againAfter`). */
+  againWhere = againAfter(undefined);
 
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
@@ -100,6 +102,7 @@ export class HandlerFailures {
    */
   stop(stop?: string): void {
     this.#forLease = stop === LEASE_STOP;
+    this.againWhere = againAfter(stop);
     [this.#stopped, this.cutLevel] = [true, this.#forLease ? "debug" : "warn"];
     this.#stopping.abort(new Error("bot stopping"));
     this.#tally.leave();
@@ -273,7 +276,7 @@ export class HandlerFailures {
       // the letter appends), and answers sent meanwhile would reach no dialog.
       cutLog(o.log, this.cutLevel).info(
         { err: last, attempts },
-        "a dialog's run was cut off by the stop: it runs again at the next start",
+        `a dialog's run was cut off by the stop: it runs again ${this.againWhere}`,
       );
       return "resumes";
     }

@@ -70,6 +70,7 @@ export class RunFailures {
     const stopped = dialogFailed(this.#p.ends, incoming, runLog(ctx), turn, err, control.signal, {
       kept,
       end,
+      againWhere: this.#p.o.failures.againWhere,
     });
     if (stopped !== false) {
       if (stopped !== true) control.holdKey(stopped);

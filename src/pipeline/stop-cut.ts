@@ -11,6 +11,16 @@ import { RouterError } from "./router-error.ts";
 /** Why a bot stops alone when its lease is lost or handed over, said with handlers aborted then. */
 export const LEASE_STOP = "its lease was lost or handed over";
 
+/** Why a bot's old version stops when a reload restarts it: its new version starts once it stopped. */
+export const RELOAD_RESTART = "a reload restarts it";
+/** Why a bot stops when a reload removes it from the config. */
+export const RELOAD_REMOVE = "a reload removes it";
+
+/** Where a run the stop `stop` cut off runs again: a restarted bot's new version takes it up. */
+export function againAfter(stop: string | undefined): string {
+  return stop === RELOAD_RESTART ? "in the reloaded bot" : "at the next start";
+}
+
 export const CUT_BY_STOP =
   "handler run cut by the bot's stop: kept for replay, it runs again at the next start";
 

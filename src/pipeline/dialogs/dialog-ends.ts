@@ -300,7 +300,7 @@ export function dialogFailed(
   turn: Turn | undefined,
   err: unknown,
   signal: AbortSignal,
-  run: { kept(): readonly EffectRecord[] | undefined; end(): Promise<void> },
+  run: { kept(): readonly EffectRecord[] | undefined; end(): Promise<void>; againWhere: string },
 ): Promise<unknown> | true | false {
   const dialog = incoming.dialog;
   const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
@@ -315,7 +315,7 @@ export function dialogFailed(
     // is replayed) at the next start, in its place among the person's messages.
     log.info(
       { dialog: dialog?.id },
-      "a dialog's run was cut off by the stop: it runs again at the next start",
+      `a dialog's run was cut off by the stop: it runs again ${run.againWhere}`,
     );
     return true;
   }
