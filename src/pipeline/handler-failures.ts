@@ -293,7 +293,7 @@ export class HandlerFailures {
       // letter as well could run it twice, should the stop close the store before its mark.
       cutLog(o.log, this.cutLevel).info(
         { err: last },
-        "a message's run was cut off by the stop: it runs again at the next start",
+        `a message's run was cut off by the stop: it runs again ${this.againWhere}`,
       );
       return "resumes";
     }

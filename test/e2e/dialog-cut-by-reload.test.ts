@@ -1,5 +1,5 @@
 /**
- * A dialog's run cut off at the deadline of a real `bothost run`'s stop says where it runs again:
+ * A dialog's run (and a message's first run) cut off at the deadline of a real `bothost run`'s stop says where it runs again:
  * cut by a reload that restarts the bot, "in the reloaded bot" (whose new version runs it as it
  * starts, asking the next question); cut by the daemon's stop, "at the next start".
  */
@@ -68,4 +68,46 @@ it("cut by a reload: runs again in the reloaded bot; cut by the stop: at the nex
   again.kill("SIGTERM");
   expect((await again.exited).code).toBe(0);
   expect(existsSync(hold)).toBe(false);
+});
+
+/** A plain handler, held while `$HOLD` exists, or until its signal aborts; then it answers. */
+const heldMessageBot = `import { existsSync, writeFileSync } from "node:fs";
+export default { events: ["message"], setup(bot) {
+  bot.on("message", async (ctx) => {
+    writeFileSync(process.env.HOLD + ".began", "");
+    await new Promise((resolve) => {
+      const poll = setInterval(() => existsSync(process.env.HOLD) || resolve(clearInterval(poll)), 50);
+      ctx.signal.addEventListener("abort", () => resolve(clearInterval(poll)));
+    });
+    ctx.signal.throwIfAborted();
+    await ctx.reply("got " + ctx.event.message.content);
+  });
+} };
+`;
+
+const MESSAGE_CUT = "a message's run was cut off by the stop: it runs again";
+
+it("a message's first run cut by a reload: the reloaded bot runs it, once", { timeout: 90_000 }, async () => {
+  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(fileStore, "$DIR/held.mjs", "1h");
+  await writeFile(path.join(dir, "held.mjs"), heldMessageBot);
+  const hold = path.join(dir, "hold");
+  await writeFile(hold, "");
+  const daemon = await start({ HOLD: hold });
+  sayToBot(sandbox, "one");
+  await expect.poll(() => existsSync(`${hold}.began`), { timeout: 15_000 }).toBe(true);
+
+  const yaml = await readFile(file, "utf8");
+  await writeFile(file, yaml.replace("handler_timeout: 1h", "handler_timeout: 2h"));
+  const reload = await runCli(["reload", "--config", file], { env: key });
+  expect(reload).toMatchObject({ code: 0, stdout: "Restarted: standup\n" });
+  const cut = await daemon.waitForLog((l) => String(l.msg).startsWith(MESSAGE_CUT), 10_000);
+  expect(cut.msg).toBe(`${MESSAGE_CUT} in the reloaded bot`);
+
+  // Let go: the reloaded bot runs the message, once.
+  await rm(hold);
+  await rm(`${hold}.began`);
+  await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["got one"]);
+  daemon.kill("SIGTERM");
+  expect((await daemon.exited).code).toBe(0);
+  expect(botSaid(sandbox)).toEqual(["got one"]);
 });
