@@ -174,8 +174,9 @@ export default defineBot({
     // The same for a run cut short (the daemon killed after asking some of the group), taken up
     // again at the next start with its `ctx.job` as before (`catchUp` false): on a later day it
     // ends without asking the rest; those it asked have their own waits, which tell them when
-    // they pass.
-    bot.cron(s.cron, { timezone: s.timezone, missed: "run-once" }, async (ctx) => {
+    // they pass. The fixed id keeps the job's last run when `cron` or `timezone` changes, so that
+    // a start past the new set time still asks that day.
+    bot.cron(s.cron, { timezone: s.timezone, missed: "run-once", id: "standup" }, async (ctx) => {
       if (day(ctx.job.scheduledFor.getTime()) !== today(ctx)) return;
       const members = ctx.groups.members(s.group);
       // Renamed or deactivated since the start's check: said at each occurrence, not skipped in silence.

@@ -37,6 +37,10 @@ export interface CronOptions {
   timezone?: string;
   /** After downtime: `"skip"` missed runs (default) or `"run-once"` to catch up once. */
   missed?: "skip" | "run-once";
-  /** The name its last run is stored under; default the expression and time zone. Set it to keep the history when you edit the schedule. */
+  /**
+   * The name its last run is stored under; default the expression and time zone. Set it to keep
+   * the history when you edit the schedule; set on a job that had none, the history under the
+   * default key is read while the id has none.
+   */
   id?: string;
 }

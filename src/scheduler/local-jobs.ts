@@ -63,6 +63,20 @@ export function cronJobIds(jobs: readonly Pick<CronDeclaration, "expression" | "
   });
 }
 
+/**
+ * For each job given an `options.id`, the key its history had without one (its expression and
+ * time zone), read when the id has none yet: setting an id on a deployed job keeps its history.
+ * Undefined for a job without an id, and for a key another of the bot's jobs is stored under.
+ */
+function formerIds(jobs: readonly Pick<CronDeclaration, "expression" | "options">[], ids: string[]) {
+  const unnamed = cronJobIds(
+    jobs.map(({ expression, options: { id: _, ...options } }) => ({ expression, options })),
+  );
+  return jobs.map(({ options }, i) =>
+    options.id !== undefined && !ids.includes(unnamed[i]!) ? unnamed[i] : undefined,
+  );
+}
+
 /** A cron job's dead letter whose job is no longer declared: kept (false), with a warning. */
 export function jobGone(log: Logger, letter: DeadLetter): false {
   const { job } = letter.event as unknown as JobOccurrence;
@@ -77,13 +91,16 @@ export class LocalJobs {
   readonly #o: LocalJobsOptions;
   /** Stopped (and listed) by the BotScheduler directly. */
   readonly timer: JobTimer;
-  readonly #jobs: { id: string; declaration: CronDeclaration }[];
+  readonly #jobs: { id: string; former: string | undefined; declaration: CronDeclaration }[];
+  /** The name a run cut short is taken up under, when not its job's id (begun under its former key). */
+  readonly #resumedAs = new Map<string, string>();
 
   /** Throws `SCHEDULE_INVALID` for a bad cron expression, time zone or missed-run policy. */
   constructor(options: LocalJobsOptions, declarations: readonly CronDeclaration[]) {
     this.#o = options;
     const ids = cronJobIds(declarations);
-    this.#jobs = declarations.map((declaration, i) => ({ id: ids[i]!, declaration }));
+    const formers = formerIds(declarations, ids);
+    this.#jobs = declarations.map((declaration, i) => ({ id: ids[i]!, former: formers[i], declaration }));
     this.timer = new JobTimer({
       clock: options.clock,
       onRun: () => {
@@ -115,8 +132,14 @@ export class LocalJobs {
   async start(): Promise<void> {
     const firstStarts: string[] = [];
     const cutShort: Array<[string, UnderWay]> = [];
-    for (const { id, declaration } of this.#jobs) {
-      const stored = (await this.#o.store.get(id)) as StoredJob | undefined;
+    for (const { id, former, declaration } of this.#jobs) {
+      let stored = (await this.#o.store.get(id)) as StoredJob | undefined;
+      if (stored === undefined && former !== undefined) {
+        stored = (await this.#o.store.get(former)) as StoredJob | undefined;
+        // Kept under the id from now on; a run cut short goes on under the name it began with.
+        if (stored?.running) stored = { ...stored, running: { ...stored.running, job: former } };
+        if (stored !== undefined) await this.#record([id], stored);
+      }
       const lastRunAt = storedDate(stored?.lastRunAt);
       const declaredAt = storedDate(stored?.declaredAt);
       if (!lastRunAt && !declaredAt) firstStarts.push(id);
@@ -142,7 +165,9 @@ export class LocalJobs {
     this.timer.start();
     for (const [id, underWay] of cutShort) {
       const scheduledFor = underWay.scheduledFor.toISOString();
-      if (this.timer.resume(id, underWay)) {
+      const { job, ...occurrence } = underWay;
+      if (job !== undefined) this.#resumedAs.set(id, job);
+      if (this.timer.resume(id, occurrence)) {
         this.#o.log.warn(
           { job: id, scheduledFor },
           "a cron job's run was cut short before it finished: it runs again (its effects made before are not made again)",
@@ -152,15 +177,18 @@ export class LocalJobs {
           { job: id, scheduledFor },
           "a cron job's run was cut short before it finished, and a later occurrence has passed since: the job's missed-run policy applies to that one",
         );
+        this.#resumedAs.delete(id);
         void this.#record([id], { lastRunAt: underWay.firedAt.toISOString() });
       }
     }
   }
 
   async #run(id: string, declaration: CronDeclaration, run: JobRun): Promise<void> {
+    const name = (run.resumed && this.#resumedAs.get(id)) || id;
+    this.#resumedAs.delete(id);
     const occurrence: JobOccurrence = {
       type: "cron_job",
-      job: id,
+      job: name,
       scheduledFor: run.scheduledFor.toISOString(),
       firedAt: run.firedAt.toISOString(),
       catchUp: run.catchUp,
@@ -172,7 +200,8 @@ export class LocalJobs {
     // Kept until the occurrence is done with: a crash in between leaves it for the next start.
     // Each write is issued at once (not awaited): a store applies writes in the order issued, and
     // the handler's effects wait until the mark is durable (`marked`).
-    const marked = this.#record([id], { lastRunAt: firedAt, running: { scheduledFor, firedAt, catchUp } });
+    const running = { scheduledFor, firedAt, catchUp, ...(name !== id ? { job: name } : {}) };
+    const marked = this.#record([id], { lastRunAt: firedAt, running });
     const signal = AbortSignal.any([run.signal, this.#o.signal]);
     const resumed = run.resumed === true;
     if (!(await this.#attempt(declaration, occurrence, signal, undefined, resumed, marked)))
@@ -186,7 +215,7 @@ export class LocalJobs {
    */
   async replay(letter: DeadLetter, turns?: LetterTurns): Promise<boolean> {
     const occurrence = letter.event as unknown as JobOccurrence;
-    const job = this.#jobs.find((j) => j.id === occurrence.job);
+    const job = this.#jobs.find((j) => j.id === occurrence.job || j.former === occurrence.job);
     if (!job) return jobGone(this.#o.log, letter);
     return this.#attempt(job.declaration, occurrence, this.#o.signal, letter, false, undefined, turns);
   }
@@ -259,18 +288,25 @@ export class LocalJobs {
 type StoredJob = {
   lastRunAt?: string;
   declaredAt?: string;
-  running?: { scheduledFor: string; firedAt: string; catchUp: boolean };
+  /** `job`: the name the occurrence runs under, when not the job's id (its former key). */
+  running?: { scheduledFor: string; firedAt: string; catchUp: boolean; job?: string };
 };
 
-type UnderWay = Pick<JobRun, "scheduledFor" | "firedAt" | "catchUp">;
+type UnderWay = Pick<JobRun, "scheduledFor" | "firedAt" | "catchUp"> & { job?: string };
 
 /** The occurrence a stored job was running, or `undefined` when none (or not readable). */
 function underWayOf(value: unknown): UnderWay | undefined {
   if (typeof value !== "object" || value === null) return undefined;
-  const { scheduledFor, firedAt, catchUp } = value as Record<string, unknown>;
+  const { scheduledFor, firedAt, catchUp, job } = value as Record<string, unknown>;
   const at = storedDate(scheduledFor);
   const fired = storedDate(firedAt);
-  return at && fired ? { scheduledFor: at, firedAt: fired, catchUp: catchUp === true } : undefined;
+  if (!at || !fired) return undefined;
+  return {
+    scheduledFor: at,
+    firedAt: fired,
+    catchUp: catchUp === true,
+    ...(typeof job === "string" ? { job } : {}),
+  };
 }
 
 /**

@@ -18,29 +18,14 @@ import { FileStore } from "../../../dist/state/file-store.js";
 import { startInProcessDaemon } from "../../../dist/testing/in-process-daemon.js";
 import { gatedBackend, StoreGate } from "../../support/gated-store.ts";
 import { addToGroup } from "../../support/group-members.ts";
-
-const OWNER = "owner@sandbox.example";
-const MEL = "mel@sandbox.example";
-const DEE = "dee@sandbox.example";
-const BOT = "standup-bot@sandbox.example";
+import { BOT, DEE, MEL, OWNER, STANDUP_ORG, settings } from "./standup-org.ts";
 
 const test = createBotTest({
-  org: {
-    realm: { name: "Sandbox", host: "sandbox.example" },
-    users: [
-      { email: OWNER, full_name: "Olive Owner", role: "owner" },
-      { email: MEL, full_name: "Mel Member" },
-      { email: DEE, full_name: "Dee Dev" },
-    ],
-    bots: [{ email: BOT, full_name: "Standup", type: "generic", owner: OWNER }],
-    channels: [{ name: "standups", subscribers: [OWNER, MEL, DEE, BOT] }],
-    user_groups: [{ name: "engineering", members: [MEL, DEE] }],
-  },
+  org: STANDUP_ORG,
   // Monday 30 November 2026, 09:29 in Berlin.
   clock: { start: "2026-11-30T08:29:00Z" },
 });
 
-const settings = { group: "engineering", channel: "standups", timezone: "Europe/Berlin" };
 const dm = (content: string) => ({ type: "direct" as const, to: [BOT], content });
 const inTopic = (content: string) => ({ type: "channel" as const, to: "standups", topic: "chat", content });
 
@@ -445,7 +430,7 @@ async function gatedStandup({ sandbox, clock }: Pick<BotFixtures, "sandbox" | "c
   };
   /** Whether the set time's run is under way, or was cut short (kept for the next start). */
   const underWay = async () => {
-    const job = await files?.namespace("standup").namespace("jobs").get("30 9 * * 1-5 Europe/Berlin");
+    const job = await files?.namespace("standup").namespace("jobs").get("standup");
     return (job as { running?: unknown } | undefined)?.running !== undefined;
   };
   await start();
