@@ -1,7 +1,8 @@
 /**
- * A dialog's run (and a message's first run) cut off at the deadline of a real `bothost run`'s stop says where it runs again:
- * cut by a reload that restarts the bot, "in the reloaded bot" (whose new version runs it as it
- * starts, asking the next question); cut by the daemon's stop, "at the next start".
+ * A dialog's run (and a message's first run) cut off at the deadline of a real `bothost run`'s
+ * stop says where it runs again: cut by a reload that restarts the bot, "in the reloaded bot"
+ * (whose new version runs it as it starts, asking the next question, or catches the message up);
+ * cut by the daemon's stop, "at the next start".
  */
 import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
