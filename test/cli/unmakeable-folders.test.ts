@@ -5,13 +5,15 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, hasStackTrace, killAll, repoRoot, runCli } from "../support/cli.ts";
 
 const unmakeable = "/proc/bothost-no-such-folder/sub";
 
 describe.skipIf(!existsSync("/proc/self"))("folders the file system will not make", () => {
   beforeAll(() => assertBuilt());
+  // A case that fails hangs its command: killed, not left spinning after the test.
+  afterEach(killAll);
 
   it("bothost sandbox --zuliprc-dir names the folder and exits 2", async () => {
     const { code, stderr } = await runCli(["sandbox", "--port", "0", "--zuliprc-dir", unmakeable]);
