@@ -11,18 +11,12 @@
  * `BOTHOST_SENTINEL_SYNC_DELAY=5` gives them Redis's default.
  */
 import { appendFileSync } from "node:fs";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DaemonStatus } from "../../src/http/daemon-status.ts";
-import { assertBuilt, killAll } from "../support/cli.ts";
-import {
-  clusterOrg,
-  hasRedisServer,
-  type Instance,
-  startInstance,
-  writeClusterConfig,
-} from "../support/cluster.ts";
-import { answerCounts, botEmail, send, startE2eSandbox } from "../support/e2e-daemon.ts";
-import { DOWN_AFTER_MS, MASTER_NAME, startSentinelTopology } from "../support/sentinel.ts";
+import { hasRedisServer, type Instance, startInstance } from "../support/cluster.ts";
+import { answerCounts, botEmail, send } from "../support/e2e-daemon.ts";
+import { DOWN_AFTER_MS, MASTER_NAME } from "../support/sentinel.ts";
+import { useSentinelCluster } from "../support/sentinel-cluster.ts";
 
 const available = hasRedisServer();
 if (!available)
@@ -33,14 +27,7 @@ if (!available)
 const TTL_MS = 3_000;
 /** What the cluster bot asks on "survey" (test/fixtures/cluster/cluster-bot.mjs). */
 const SURVEY_QUESTIONS = ["Q1 first?", "Q2 second?"];
-const cleanups: (() => Promise<unknown>)[] = [];
-beforeAll(() => {
-  if (available) assertBuilt();
-});
-afterEach(async () => {
-  await killAll();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-});
+const startCluster = useSentinelCluster();
 
 async function statusOf(instance: Instance): Promise<DaemonStatus | undefined> {
   const res = await fetch(`${instance.url}/admin/status`, { signal: AbortSignal.timeout(2_000) }).catch(
@@ -51,16 +38,7 @@ async function statusOf(instance: Instance): Promise<DaemonStatus | undefined> {
 
 describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
   it("answers every ping once, keeps every dialog's answers under their questions, with one consumer of the bot at a time, through four faults", async () => {
-    const redis = await startSentinelTopology();
-    cleanups.push(() => redis.stop());
-    const sandbox = await startE2eSandbox(clusterOrg());
-    cleanups.push(() => sandbox.stop());
-    // The bot makes about 6 calls a second (each ping's answer, the dialogs' questions), more after
-    // each takeover's catch-up: above the server's default 200 a minute, whose 429s (or the bot's
-    // own pacing to that budget) would stretch every delay measured here. The account is unlimited.
-    sandbox.control.setRateLimit(false);
-    const config = await writeClusterConfig(sandbox, {
-      redis: { sentinels: redis.sentinels, name: MASTER_NAME },
+    const { redis, sandbox, config } = await startCluster({
       prefix: "sentinel-e2e",
       ttl: `${TTL_MS}ms`,
       // An answer cut from its record by a fault is looked for by its text when the ping runs
@@ -68,7 +46,10 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
       sign: false,
       rateLimit: { perMinute: 1_000_000, perHour: 100_000_000 },
     });
-    cleanups.push(() => config.cleanup());
+    // The bot makes about 6 calls a second (each ping's answer, the dialogs' questions), more after
+    // each takeover's catch-up: above the server's default 200 a minute, whose 429s (or the bot's
+    // own pacing to that budget) would stretch every delay measured here. The account is unlimited.
+    sandbox.control.setRateLimit(false);
     const instances = [await startInstance(config), await startInstance(config)];
     const alive = new Set(instances);
 

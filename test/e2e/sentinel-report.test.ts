@@ -5,43 +5,20 @@
  * happened: the moderators saw nothing, and the moderation bot told the sender they did). Real
  * primary, two replicas and three Sentinels; needs `redis-server` on PATH.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, killAll } from "../support/cli.ts";
-import {
-  clusterOrg,
-  hasRedisServer,
-  reportsPerMessage,
-  startInstance,
-  writeClusterConfig,
-} from "../support/cluster.ts";
-import { answerCounts, send, startE2eSandbox } from "../support/e2e-daemon.ts";
-import { MASTER_NAME, startSentinelTopology } from "../support/sentinel.ts";
+import { describe, expect, it } from "vitest";
+import { hasRedisServer, reportsPerMessage, startInstance } from "../support/cluster.ts";
+import { answerCounts, send } from "../support/e2e-daemon.ts";
+import { useSentinelCluster } from "../support/sentinel-cluster.ts";
 
 const available = hasRedisServer();
 if (!available)
   console.warn("e2e sentinel-report: redis-server is not on PATH (apt-get install redis-server): skipped");
 
-const cleanups: (() => Promise<unknown>)[] = [];
-beforeAll(() => {
-  if (available) assertBuilt();
-});
-afterEach(async () => {
-  await killAll();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-});
+const startCluster = useSentinelCluster();
 
 describe.skipIf(!available)("a report whose claim the replicas did not confirm", () => {
   it("is made by the handler's next run, once", async () => {
-    const redis = await startSentinelTopology();
-    cleanups.push(() => redis.stop());
-    const sandbox = await startE2eSandbox(clusterOrg());
-    cleanups.push(() => sandbox.stop());
-    const config = await writeClusterConfig(sandbox, {
-      redis: { sentinels: redis.sentinels, name: MASTER_NAME },
-      prefix: "sentinel-report",
-      ttl: "15s",
-    });
-    cleanups.push(() => config.cleanup());
+    const { redis, sandbox, config, opened } = await startCluster({ prefix: "sentinel-report", ttl: "15s" });
     const instance = await startInstance(config);
     const warmup = send(sandbox, "task warm-up");
     await expect.poll(() => answerCounts(sandbox, [warmup]).get(warmup), { timeout: 30_000 }).toBe(1);
@@ -49,7 +26,7 @@ describe.skipIf(!available)("a report whose claim the replicas did not confirm",
     // The replicas stop reading: the primary applies the claim, no replica confirms it.
     const replicas = await redis.replicaPorts();
     for (const port of replicas) redis.signal(port, "SIGSTOP");
-    cleanups.push(async () => {
+    opened(async () => {
       for (const port of replicas) redis.signal(port, "SIGCONT");
     });
     const id = send(sandbox, "task 1 spam");

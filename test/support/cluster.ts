@@ -317,7 +317,7 @@ export interface OwnRedisCluster {
  * test every daemon is killed, then what the test opened (given to the returned function) is
  * closed, the last opened first.
  */
-function useClusterCleanup(): (close: () => Promise<unknown>) => void {
+export function useClusterCleanup(): (close: () => Promise<unknown>) => void {
   const closers: (() => Promise<unknown>)[] = [];
   beforeAll(assertBuilt);
   afterEach(async () => {
@@ -327,16 +327,14 @@ function useClusterCleanup(): (close: () => Promise<unknown>) => void {
   return (close) => void closers.push(close);
 }
 
-/** A sandbox and a cluster config on the Redis at `url`, each closed after the test. */
-async function openCluster(
+/** A sandbox and a cluster config on `redis` (see writeClusterConfig), each closed after the test. */
+export async function openCluster(
   opened: (close: () => Promise<unknown>) => void,
-  url: string,
-  prefix: string,
-  ttl: string,
+  options: Parameters<typeof writeClusterConfig>[1],
 ) {
   const sandbox = await startE2eSandbox(clusterOrg());
   opened(() => sandbox.stop());
-  const config = await writeClusterConfig(sandbox, { redis: url, prefix, ttl });
+  const config = await writeClusterConfig(sandbox, options);
   opened(() => config.cleanup());
   return { sandbox, config };
 }
@@ -350,7 +348,7 @@ export function useOwnRedisCluster(): (options: { prefix: string; ttl: string })
   return async ({ prefix, ttl }) => {
     const redis = await startOwnRedis();
     opened(() => redis.stop());
-    return { redis, ...(await openCluster(opened, redis.url, prefix, ttl)) };
+    return { redis, ...(await openCluster(opened, { redis: redis.url, prefix, ttl })) };
   };
 }
 
@@ -365,7 +363,7 @@ export function useSharedRedisCluster(
   return async ({ ttl }) => {
     const prefix = uniquePrefix(name);
     opened(() => dropPrefix(prefix));
-    return openCluster(opened, redisUrl, prefix, ttl);
+    return openCluster(opened, { redis: redisUrl, prefix, ttl });
   };
 }
 
