@@ -12,23 +12,26 @@ import { dialogRunKey } from "./failed-attempts.ts";
 import { describeRefusal, refusalOf, refusedError, timeoutShown } from "./handler-failures-refusals.ts";
 import type { FailedRun, HandlerFailuresOptions } from "./handler-failures-types.ts";
 import { handlerTimedOut } from "./router-error.ts";
-import { CUT_BY_STOP, cutLog } from "./stop-cut.ts";
+import { cutByStop, cutLog } from "./stop-cut.ts";
 
 export class FailureEnds {
   readonly #o: HandlerFailuresOptions;
   /** The bot's stop, as it is now (a new one after each restart). */
   readonly #stopping: () => AbortSignal;
-  /** The level of the stop's lines for each event (debug for a lease's: stop-cut.ts). */
-  readonly #cutLevel: () => "warn" | "debug";
+  /**
+   * The level of the stop's lines for each event (debug for a lease's: stop-cut.ts), and where a
+   * run it cut runs again (`againAfter`).
+   */
+  readonly #cut: () => { level: "warn" | "debug"; where: string };
 
   constructor(
     options: HandlerFailuresOptions,
     stopping: () => AbortSignal,
-    cutLevel: () => "warn" | "debug",
+    cut: () => { level: "warn" | "debug"; where: string },
   ) {
     this.#o = options;
     this.#stopping = stopping;
-    this.#cutLevel = cutLevel;
+    this.#cut = cut;
   }
 
   /** Let the run end what it left open (its progresses), within a handler's time, unless the bot stops. */
@@ -105,7 +108,7 @@ export class FailureEnds {
           );
         return;
       }
-      // Cut short by the stop (a replayed letter too): kept marked in the same write, replayed at the next start.
+      // Cut short by the stop (a replayed letter too): kept marked in the same write, replayed at the bot's next start.
       const retryRequestedAt = interrupted ? new Date(last) : undefined;
       const kept = refusal ? refusedError(error, refusal) : (timeoutShown(error) ?? error);
       const failed = {
@@ -126,8 +129,10 @@ export class FailureEnds {
           { retryRequestedAt },
         ));
       // The failure has its line already (`handler failed`): the stop cutting its retries is no error.
-      if (interrupted) cutLog(o.log, this.#cutLevel()).info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
-      else
+      if (interrupted) {
+        const cut = this.#cut();
+        cutLog(o.log, cut.level).info({ attempts, deadLetter: letter.id }, cutByStop(cut.where));
+      } else
         o.log.error(
           { ...said, attempts, deadLetter: letter.id, ...refused },
           again

@@ -92,7 +92,7 @@ export class HandlerFailures {
     this.#ends = new FailureEnds(
       options,
       () => this.#stopping.signal,
-      () => this.cutLevel,
+      () => ({ level: this.cutLevel, where: this.againWhere }),
     );
   }
 
@@ -284,7 +284,7 @@ export class HandlerFailures {
       // Kept nowhere (the outage would refuse the letter): as after a crash, the next start runs it.
       cutLog(o.log, this.cutLevel).info(
         { attempts },
-        "a run waiting for the state store was cut off by the stop: it runs again at the next start",
+        `a run waiting for the state store was cut off by the stop: it runs again ${this.againWhere}`,
       );
       return "resumes";
     }

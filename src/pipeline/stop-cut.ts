@@ -21,8 +21,9 @@ export function againAfter(stop: string | undefined): string {
   return stop === RELOAD_RESTART ? "in the reloaded bot" : "at the next start";
 }
 
-export const CUT_BY_STOP =
-  "handler run cut by the bot's stop: kept for replay, it runs again at the next start";
+/** A run's retries cut by the stop, kept as a letter marked for replay: `where` from {@link againAfter}. */
+export const cutByStop = (where: string) =>
+  `handler run cut by the bot's stop: kept for replay, it runs again ${where}`;
 
 /** Where an event's info line of its bot's stop goes: at debug when its warn lines are (a lease's stop). */
 export function cutLog(log: Logger, level: "warn" | "debug"): Pick<Logger, "info"> {

@@ -2,7 +2,8 @@
  * A dialog's run (and a message's first run) cut off at the deadline of a real `bothost run`'s
  * stop says where it runs again: cut by a reload that restarts the bot, "in the reloaded bot"
  * (whose new version runs it as it starts, asking the next question, or catches the message up);
- * cut by the daemon's stop, "at the next start".
+ * cut by the daemon's stop, "at the next start". A failed run waiting to run again, cut by a reload,
+ * is kept for replay "in the reloaded bot".
  */
 import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
@@ -108,6 +109,44 @@ it("a message's first run cut by a reload: the reloaded bot runs it, once", { ti
   await rm(hold);
   await rm(`${hold}.began`);
   await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(["got one"]);
+  daemon.kill("SIGTERM");
+  expect((await daemon.exited).code).toBe(0);
+  expect(botSaid(sandbox)).toEqual(["got one"]);
+});
+
+/** A plain handler that fails while `$FAIL` exists, else answers. */
+const failingBot = `import { existsSync } from "node:fs";
+export default { events: ["message"], setup(bot) {
+  bot.on("message", async (ctx) => {
+    if (existsSync(process.env.FAIL)) throw new Error("not yet");
+    await ctx.reply("got " + ctx.event.message.content);
+  });
+} };
+`;
+
+const KEPT_CUT = "handler run cut by the bot's stop: kept for replay, it runs again";
+
+it("a failed run waiting to run again, cut by a reload: the reloaded bot runs it, once", {
+  timeout: 90_000,
+}, async () => {
+  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(fileStore, "$DIR/failing.mjs", "1h");
+  await writeFile(path.join(dir, "failing.mjs"), failingBot);
+  const fail = path.join(dir, "fail");
+  await writeFile(fail, "");
+  const daemon = await start({ FAIL: fail });
+  sayToBot(sandbox, "one");
+  await daemon.waitForLog((l) => l.msg === "handler failed", 15_000);
+
+  const yaml = await readFile(file, "utf8");
+  await writeFile(file, yaml.replace("handler_timeout: 1h", "handler_timeout: 2h"));
+  const reload = await runCli(["reload", "--config", file], { env: key });
+  expect(reload).toMatchObject({ code: 0, stdout: "Restarted: standup\n" });
+  const cut = await daemon.waitForLog((l) => String(l.msg).startsWith(KEPT_CUT), 10_000);
+  expect(cut.msg).toBe(`${KEPT_CUT} in the reloaded bot`);
+
+  // The reloaded bot replays the kept run once the handler no longer fails: answered once.
+  await rm(fail);
+  await expect.poll(() => botSaid(sandbox), { timeout: 30_000 }).toEqual(["got one"]);
   daemon.kill("SIGTERM");
   expect((await daemon.exited).code).toBe(0);
   expect(botSaid(sandbox)).toEqual(["got one"]);

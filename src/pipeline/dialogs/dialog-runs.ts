@@ -26,7 +26,7 @@ import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
-import { LEASE_STOP } from "../stop-cut.ts";
+import { againAfter, LEASE_STOP } from "../stop-cut.ts";
 import { deletedAtNewQueue } from "./deleted-at-new-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
@@ -75,7 +75,8 @@ export class DialogEngine {
   readonly moves: DialogMoves;
   /** Reactions as answers (reaction-answers.ts). */
   readonly #reactions: ReactionAnswers;
-  #cutLevel: "warn" | "debug" = "warn"; // a lease's stop (dispatcher.drain) is said once: what it cuts at debug
+  /** How the stop's cut lines are said: at debug for a lease's (dispatcher.drain says it once); where it runs again. */
+  #cut = { level: "warn" as "warn" | "debug", where: againAfter(undefined) };
 
   constructor(parts: DialogEngineParts) {
     this.#o = parts;
@@ -86,7 +87,7 @@ export class DialogEngine {
   }
 
   stopping(stop: string | undefined): void {
-    this.#cutLevel = stop === LEASE_STOP ? "debug" : "warn";
+    this.#cut = { level: stop === LEASE_STOP ? "debug" : "warn", where: againAfter(stop) };
   }
 
   /**
@@ -298,9 +299,9 @@ export class DialogEngine {
         // The stop's deadline cut the tries short: nothing was recorded, the message is not
         // marked handled, and the next start takes it again in its place.
         dialogs.unmatch(entry);
-        log[this.#cutLevel](
+        log[this.#cut.level](
           { err, dialog: entry.id },
-          "a dialog's write was cut off by the stop: it is taken again at the next start",
+          `a dialog's write was cut off by the stop: it is taken again ${this.#cut.where}`,
         );
       },
     );
