@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module";
 import type { Counter, Gauge } from "prom-client";
+import type { RegisterReason } from "../events/queue-consumer.ts";
 import { type BudgetSource, registerBudgetMetrics } from "./budget-metrics.ts";
 
 type PromClient = typeof import("prom-client");
@@ -286,6 +287,8 @@ export class BothostMetrics {
     const registrations = bound((reason: string) =>
       c.bothost_queue_registrations_total.labels({ bot, reason }),
     );
+    // Every reason at 0 from the start: the first watchdog or expiry would show no increase().
+    for (const reason of REGISTER_REASONS) registrations(reason).inc(0);
     const verifications = bound((outcome: string) =>
       c.bothost_send_verifications_total.labels({ bot, outcome }),
     );
@@ -344,6 +347,15 @@ export class BothostMetrics {
     };
   }
 }
+
+/** Every reason a queue is registered for (a Record, so that a new reason must be added here). */
+const REGISTER_REASONS = Object.keys({
+  start: 0,
+  queue_expired: 0,
+  ack_rejected: 0,
+  watchdog: 0,
+  event_types: 0,
+} satisfies Record<RegisterReason, 0>);
 
 /** The codes of a state store's outage: Redis's, the embedded store's disk. */
 const STORE_FAILURE_CODES = ["STATE_UNAVAILABLE", "STATE_IO"] as const;

@@ -214,10 +214,15 @@ describe("/metrics", () => {
     }
   });
 
-  it("names in its help each reason a queue registration is counted under", async () => {
-    const { help } = (await scrape()).get("bothost_queue_registrations_total")!;
-    for (const reason of ["start", "queue_expired", "ack_rejected", "watchdog", "event_types"])
+  it("names in its help each reason a queue registration is counted under, each a series from the start", async () => {
+    const { help, samples } = (await scrape()).get("bothost_queue_registrations_total")!;
+    for (const reason of ["start", "queue_expired", "ack_rejected", "watchdog", "event_types"]) {
       expect(help).toContain(reason);
+      // There before its first count (at 0 but `start`), for an alert's increase() to see that one.
+      expect(samples.find((x) => x.labels.bot === "echo" && x.labels.reason === reason)?.value, reason).toBe(
+        reason === "start" ? 1 : 0,
+      );
+    }
   });
 
   it("counts webhook requests by route and status", async () => {
