@@ -27,6 +27,8 @@ import { identityOf, queueApiFor } from "./server-queue.ts";
 /** What the queue source reports (the daemon's /metrics, bound to the bot's name). */
 export interface QueueMetrics {
   queueRegistered(reason: string): void;
+  /** The polls (or a registration) wait `ms` for a server's 429 the client handed on. */
+  rateLimitWait(ms: number): void;
   messagesReplayed(count: number): void;
   gap(): void;
 }
@@ -109,22 +111,26 @@ export class QueueSource {
       backoff: options.backoff,
       signal: options.signal,
       pacer: new PollPacer({ bucket: client.budget.events, clock: options.clock }),
-      api: queueApiFor(client, async (signal) => {
-        // First start: note the newest message BEFORE the queue exists. Taken after, a message
-        // sent in between would be both in the queue and at or below the baseline, and dropped.
-        if (dispatcher.ledger?.cursor === undefined && wantsMessages(this.#eventTypes)) {
-          this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
-        }
-        this.#registeredTypes = this.#eventTypes;
-        return client.events.register(
-          registerParams({
-            eventTypes: this.#eventTypes,
-            narrow: options.narrow,
-            allPublicStreams: options.allPublicStreams,
-          }),
-          { signal },
-        );
-      }),
+      api: queueApiFor(
+        client,
+        async (signal) => {
+          // First start: note the newest message BEFORE the queue exists. Taken after, a message
+          // sent in between would be both in the queue and at or below the baseline, and dropped.
+          if (dispatcher.ledger?.cursor === undefined && wantsMessages(this.#eventTypes)) {
+            this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
+          }
+          this.#registeredTypes = this.#eventTypes;
+          return client.events.register(
+            registerParams({
+              eventTypes: this.#eventTypes,
+              narrow: options.narrow,
+              allPublicStreams: options.allPublicStreams,
+            }),
+            { signal },
+          );
+        },
+        options.metrics && ((ms) => options.metrics?.rateLimitWait(ms)),
+      ),
       onRegistered: async (reg, reason) => {
         await this.#onRegistered(reg, reason);
         // Event types wanted while this queue was being registered: it lacks them, renewed in turn.

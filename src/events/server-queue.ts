@@ -4,6 +4,7 @@
  */
 import { watchBudgetWaits } from "../api/budget-waits.ts";
 import type { Client } from "../api/create-client.ts";
+import { isRateLimitError } from "../api/errors.ts";
 import type { BotIdentity } from "../pipeline/incoming.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
@@ -39,22 +40,31 @@ export async function identityOf(
 /**
  * The queue consumer's view of the server, over one bot's client. Polls are not marked
  * idempotent: the consumer, not the client, decides how to recover (backoff, watchdog, new queue).
+ * A 429 the client hands on (its wait longer than the client waits, the account's hour spent) is
+ * waited out by the consumer, for the `retry-after` asked: told to `waits` as it begins, as the
+ * client tells its own waits.
  */
 export function queueApiFor(
   client: Client,
   register: (signal: AbortSignal) => Promise<RegisterResponse>,
+  waits?: (ms: number) => void,
 ): QueueApi {
+  const told = <T>(call: Promise<T>): Promise<T> =>
+    call.catch((err: unknown) => {
+      if (isRateLimitError(err)) waits?.(err.retryAfterMs);
+      throw err;
+    });
   return {
-    register,
+    register: (signal) => told(register(signal)),
     poll: (queue_id, last_event_id, { signal, timeoutMs }) =>
-      client
-        .request<{ events?: unknown }>(
+      told(
+        client.request<{ events?: unknown }>(
           "GET",
           "/events",
           { queue_id, last_event_id },
           { signal, timeoutMs, idempotent: false },
-        )
-        .then(eventsOf),
+        ),
+      ).then(eventsOf),
     deleteQueue: (queueId) => client.events.deleteQueue(queueId, { signal: withoutBudgetWait() }),
   };
 }

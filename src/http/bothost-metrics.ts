@@ -42,6 +42,8 @@ export interface RuntimeMetricsSink {
   /** An ambiguous send was checked: its own event came (`echo`), a read-back `found` it, or not. */
   sendVerified(outcome: "echo" | "found" | "absent" | "unknown"): void;
   queueRegistered(reason: string): void;
+  /** The queue waits for a server's 429 the client handed on (counted as the client's waits). */
+  rateLimitWait(ms: number): void;
   messagesReplayed(count: number): void;
   gap(): void;
   /** Webhook mode: a delivery dropped as older than the last messages handled (maybe never handled). */
@@ -295,6 +297,7 @@ export class BothostMetrics {
     const replayed = c.bothost_replayed_messages_total.labels({ bot });
     const gaps = c.bothost_gaps_total.labels({ bot });
     const late = c.bothost_late_deliveries_total.labels({ bot });
+    const rateLimitWait = this.#rateLimitWaits(bot);
     // At 0 from the bot's start, for the same reason.
     for (const counter of [replayed, gaps, late]) counter.inc(0);
     for (const outcome of ["echo", "found", "absent"]) verifications(outcome).inc(0);
@@ -321,9 +324,22 @@ export class BothostMetrics {
       deadLettered: (type) => perType(type).dead.inc(),
       sendVerified: (outcome) => verifications(outcome).inc(),
       queueRegistered: (reason) => registrations(reason).inc(),
+      rateLimitWait,
       messagesReplayed: (count) => replayed.inc(count),
       gap: () => gaps.inc(),
       lateDelivery: () => late.inc(),
+    };
+  }
+
+  /** Counts a bot's wait for a rate limit: the client's, or the queue's for a 429 handed on. */
+  #rateLimitWaits(bot: string): (ms: number) => void {
+    const waits = this.#c.bothost_rate_limit_waits_total.labels({ bot });
+    const waited = this.#c.bothost_rate_limit_wait_seconds_total.labels({ bot });
+    waits.inc(0);
+    waited.inc(0);
+    return (ms) => {
+      waits.inc();
+      waited.inc(ms / 1000);
     };
   }
 
@@ -333,17 +349,11 @@ export class BothostMetrics {
       const [endpoint, status] = key.split("\u0000") as [string, string];
       return c.bothost_api_calls_total.labels({ bot, endpoint, status });
     });
-    const waits = c.bothost_rate_limit_waits_total.labels({ bot });
-    const waited = c.bothost_rate_limit_wait_seconds_total.labels({ bot });
-    waits.inc(0);
-    waited.inc(0);
+    const rateLimitWait = this.#rateLimitWaits(bot);
     return {
       // Keyed by the pattern, so ids in paths do not grow the children without bound.
       onResponse: ({ endpoint, status }) => calls(`${endpointPattern(endpoint)}\u0000${status}`).inc(),
-      onRateLimitWait: ({ ms }) => {
-        waits.inc();
-        waited.inc(ms / 1000);
-      },
+      onRateLimitWait: ({ ms }) => rateLimitWait(ms),
     };
   }
 }

@@ -7,6 +7,7 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { formatStatus } from "../../src/cli/status.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 import { useSandbox } from "../support/sandbox-fixture.ts";
 
 const BOT = "raised-bot@sandbox.example";
@@ -110,6 +111,16 @@ it("a running bot whose polls a 429 holds says so in the status and /readyz, and
   expect(Date.parse(bot.reason!.split("none before ")[1]!) - Date.now()).toBeGreaterThan(3_500_000);
   // Not ready (no event comes for an hour), and why: not "no word from the server" later on.
   expect((await readyz()).bots[0]).toMatchObject({ ready: false, reason: bot.reason });
+  // The polls' wait counts as the client's own waits do, an hour of it at once.
+  const metrics = async () =>
+    parsePrometheus(await (await fetch(`${running!.daemon.http!.url!}/metrics`)).text());
+  const raised = { bot: "raised" };
+  await expect
+    .poll(async () => sampleValue(await metrics(), "bothost_rate_limit_waits_total", raised))
+    .toBe(1);
+  expect(sampleValue(await metrics(), "bothost_rate_limit_wait_seconds_total", raised)).toBeGreaterThan(
+    3_500,
+  );
 });
 
 it("the budget of a bot whose polls a 429 holds says they wait, until when, in text and JSON", async () => {
