@@ -300,7 +300,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     lookups: () => services.lookups,
     runHandler: contexts.runHandler,
     runJob,
-    storeLanded: () => storeHealth.landed(),
+    storeHealth,
   });
   const webhook = { client, log, contexts, backoff: o.backoff, clock };
   return {

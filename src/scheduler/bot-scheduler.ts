@@ -16,7 +16,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BookingRecord } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
-import { type CronDeclaration, jobGone, LocalJobs } from "./local-jobs.ts";
+import { type CronDeclaration, type JobStoreHealth, jobGone, LocalJobs } from "./local-jobs.ts";
 import { RecurringBookings } from "./recurring-bookings.ts";
 import { newSchedulerStats, type SchedulerStats } from "./scheduler-stats.ts";
 import type { JobInfo } from "./timing/job-timer.ts";
@@ -44,8 +44,8 @@ export interface BotSchedulerOptions {
   runHandler: RunHandler;
   /** The pipeline's retries, effect records and dead letters for a cron job's occurrence. */
   runJob: RunJob;
-  /** A write of the bot's landed (a cron job's record of its run): an outage of the store, if any, is over. */
-  storeLanded?: () => void;
+  /** Told whether a cron job's record of its run landed (an outage of the store over) or failed. */
+  storeHealth?: JobStoreHealth;
 }
 
 /** What `setup` declared: `bot.recurring()` by id and `bot.cron()` in order. */
@@ -156,7 +156,7 @@ export class BotScheduler {
               runHandler: this.#o.runHandler,
               runJob: this.#o.runJob,
               signal: stopping.signal,
-              ...(this.#o.storeLanded ? { storeLanded: this.#o.storeLanded } : {}),
+              ...(this.#o.storeHealth ? { storeHealth: this.#o.storeHealth } : {}),
             },
             declarations.cronJobs,
           );

@@ -43,10 +43,17 @@ export interface LocalJobsOptions {
   /** Aborted when the bot stops. */
   signal: AbortSignal;
   /**
-   * A record of a job's run landed in the store: the bot's store outage, if any, is over (for a
-   * bot that handles no message, the only write that says so).
+   * The bot's store health: told when a record of a job's run lands (its outage, if any, is over:
+   * for a bot that handles no message, the only write that says so), and when one fails.
    */
-  storeLanded?: () => void;
+  storeHealth?: JobStoreHealth;
+}
+
+/** What a bot's cron jobs tell its store health (src/pipeline/store-health.ts) of their records. */
+export interface JobStoreHealth {
+  landed(): void;
+  /** Records the store's outage, if `err` is one (the bot is then not ready until a write lands). */
+  failed(err: unknown): boolean;
 }
 
 /**
@@ -271,8 +278,9 @@ export class LocalJobs {
     try {
       for (const id of ids) await this.#o.store.set(id, value);
       await this.#o.flush();
-      if (done) this.#o.storeLanded?.();
+      if (done) this.#o.storeHealth?.landed();
     } catch (err) {
+      this.#o.storeHealth?.failed(err);
       this.#o.log.error(
         { err, jobs: ids },
         "could not record a cron job's run or first start in the state store",
