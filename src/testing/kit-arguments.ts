@@ -4,6 +4,7 @@
  */
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { definitionProblems } from "../bot/definition-problems.ts";
+import { loadBotModule } from "../bot/load-module.ts";
 import { parseDuration } from "../config/duration.ts";
 import { ROLE_NAMES, type RoleName } from "../effects/users/roles.ts";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -13,11 +14,22 @@ import { someOf, suggest } from "../errors/did-you-mean.ts";
  * `bot`, given as a value to `runBot` (or `restart`), when it is a bot; else `MODULE_INVALID`,
  * worded as for a module that exports no bot.
  */
-export function givenBot<T>(bot: T, where: string): T & BotDefinition<never, never> {
+function givenBot<T>(bot: T, where: string): T & BotDefinition<never, never> {
   const problems = definitionProblems(bot, true);
   if (problems.length > 0)
     throw new BothostError("MODULE_INVALID", `${where}: the bot given ${problems.join("; ")}`);
   return bot as T & BotDefinition<never, never>;
+}
+
+/** A bot as `runBot` and `restart` take it: its definition, or its module's path from the current directory. */
+export async function definitionOf(bot: unknown, name: string, where: string) {
+  if (typeof bot !== "string") return givenBot(bot, where);
+  const loaded = await loadBotModule(bot, {
+    configDir: process.cwd(),
+    configDirIs: "the current directory",
+    botName: name,
+  });
+  return loaded.definition;
 }
 
 /** A test's mistake in calling the kit (`INVALID_ARGUMENT`). */

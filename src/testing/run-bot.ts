@@ -5,7 +5,6 @@
  */
 
 import type { BotDefinition } from "../bot/define-bot.ts";
-import { loadBotModule } from "../bot/load-module.ts";
 import { botNameProblem } from "../config/schema-fields.ts";
 import { failureWords } from "../daemon/status-of.ts";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -27,7 +26,7 @@ import {
   checkStopOptions,
   checkWaitOptions,
   checkWebhookRequest,
-  givenBot,
+  definitionOf,
   kitError,
 } from "./kit-arguments.ts";
 import { kitFacing, withoutKitFrames } from "./kit-frames.ts";
@@ -38,7 +37,13 @@ import { newStateFolder, wipe } from "./state-folders.ts";
 import { keptDialogs } from "./stopped-dialogs.ts";
 import { DEFAULT_WAIT_MS, type NextReplyOptions, type RunBotOptions, type TestBot } from "./test-bot.ts";
 import type { TestMessage } from "./test-message.ts";
-import { describeMessage, handlerFailure, refusedSend, silentBecause } from "./wait-messages.ts";
+import {
+  describeMessage,
+  handlerFailure,
+  refusedByWhere,
+  refusedSend,
+  silentBecause,
+} from "./wait-messages.ts";
 
 export {
   DEFAULT_WAIT_MS,
@@ -202,9 +207,10 @@ async function startBot(
       ? "it is not in that direct message or channel"
       : undefined;
   };
-  const silence = async (after: number, timeoutMs: number, why = "") => {
+  const silence = async (after: number, timeoutMs: number, why = "", sought = "message") => {
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
-    // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader.
+    // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader,
+    // nor a message that could not reach it.
     const theirs = after > 0 && view(after)?.sender_id !== userId;
     const recorded = theirs && last.ledger.recorded(name, after);
     const state =
@@ -215,11 +221,11 @@ async function startBot(
         email,
         stopped: running === undefined,
         since: requestsBefore,
-        unreached: after > 0 ? unreached(after) : undefined,
+        unreached: theirs ? unreached(after) : undefined,
         budget: runtimeNow()?.status.budget,
         testClock: options.clock !== undefined,
       });
-    return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
+    return new Error(`${name} sent no ${sought}${what} within ${timeoutMs} ms${state}`);
   };
   const nextReply = async (options?: NextReplyOptions) => {
     checkWaitOptions(options, "nextReply", ["after", "timeoutMs", "where"]);
@@ -227,7 +233,9 @@ async function startBot(
     try {
       return await control.waitFor(() => firstAfter(after, where), { timeoutMs });
     } catch {
-      throw await silence(after, timeoutMs);
+      if (!where) throw await silence(after, timeoutMs);
+      const refused = refusedByWhere(mine().filter((m) => m.id > after));
+      throw await silence(after, timeoutMs, refused, "message that `where` accepts");
     }
   };
   const claims = new AskClaims();
@@ -386,15 +394,4 @@ async function startBot(
     },
     start,
   };
-}
-
-/** A bot as `runBot` and `restart` take it: its definition, or its module's path from the current directory. */
-async function definitionOf(bot: unknown, name: string, where: string) {
-  if (typeof bot !== "string") return givenBot(bot, where);
-  const loaded = await loadBotModule(bot, {
-    configDir: process.cwd(),
-    configDirIs: "the current directory",
-    botName: name,
-  });
-  return loaded.definition;
 }

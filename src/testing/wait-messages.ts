@@ -2,6 +2,7 @@
 import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { ApiError } from "../sandbox/http/api-error.ts";
 import type { SandboxControl } from "../sandbox/types.ts";
+import type { TestMessage } from "./test-message.ts";
 
 const SHOWN = 40;
 
@@ -20,6 +21,20 @@ export function describeMessage(control: SandboxControl, id: number): string {
             .join(", ") || "themselves"
         }`;
   return `message ${id} (${JSON.stringify(text)} from ${m.sender_email} in ${where})`;
+}
+
+/**
+ * The bot's messages a `nextReply` waited past because its `where` refused them, as the end of
+ * its error: ` (\`where\` refused its message 7 ("hi"))`; "" for none.
+ */
+export function refusedByWhere(messages: readonly TestMessage[]): string {
+  if (messages.length === 0) return "";
+  const clip = (m: TestMessage) =>
+    `${m.id} (${JSON.stringify(m.content.length > SHOWN ? `${m.content.slice(0, SHOWN)}…` : m.content)})`;
+  const shown = messages.slice(0, 3).map(clip).join(", ");
+  const more = messages.length > 3 ? ` and ${messages.length - 3} more` : "";
+  const which = messages.length === 1 ? "message" : "messages";
+  return ` (\`where\` refused its ${which} ${shown}${more})`;
 }
 
 /** The error of the last "handler failed" log line about message `id`, if any. */

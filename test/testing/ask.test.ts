@@ -68,6 +68,17 @@ describe("nextReply's where", () => {
     const inB = await bot.nextReply({ after, where: (m) => m.type === "stream" && m.subject === "b" });
     expect(inB.content).toBe("second");
   });
+
+  test("given up, it names the bot's messages it refused, not a silent bot", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    const after = bot.post(MEMBER, inTopic("a", "first"));
+    const reply = await bot.nextReply({ after });
+    await expect(bot.nextReply({ after, where: () => false, timeoutMs: 200 })).rejects.toThrow(
+      new RegExp(
+        `^echo sent no message that \`where\` accepts after message ${after} \\("@\\*\\*echo\\*\\* first" from ${MEMBER} in #general > a\\) within 200 ms \\(\`where\` refused its message ${reply.id} \\("first"\\)\\)$`,
+      ),
+    );
+  });
 });
 
 describe("a silent bot's message says why, when the kit can tell", () => {

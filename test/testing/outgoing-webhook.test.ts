@@ -48,6 +48,18 @@ describe("runBot in outgoing-webhook mode", () => {
     );
   });
 
+  test("waiting after its own reply, the line does not say the message never reached it", async ({
+    runBot,
+  }) => {
+    const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: true });
+    const reply = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+    await expect(bot.nextReply({ after: reply.id, timeoutMs: 200 })).rejects.toThrow(
+      new RegExp(
+        `^echo sent no message after message ${reply.id} \\("echo: hi" from ${bot.email} .*\\) within 200 ms$`,
+      ),
+    );
+  });
+
   test("the Slack-compatible format: the message is looked up, the answer posted", async ({ runBot }) => {
     const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: { interface: "slack" } });
     await expectMentionAnswered(bot, "echo");
