@@ -6,6 +6,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { SandboxControl } from "../sandbox/types.ts";
+import { sameConversation } from "./ask-claims.ts";
 import type { InProcessDaemon } from "./in-process-daemon.ts";
 import { LISTENER } from "./inbound-webhook.ts";
 import { kitError } from "./kit-arguments.ts";
@@ -29,6 +30,11 @@ export interface OutgoingMode {
   point(daemon: InProcessDaemon): void;
   /** Why message `id` triggers no delivery to the bot, or undefined when it does. */
   notSent(id: number): string | undefined;
+  /**
+   * The server's `Failure! …` notice, when it is the bot's first message in the conversation after
+   * message `id` (its delivery failed: the bot stopped, an error status), said as why.
+   */
+  failed(id: number): string | undefined;
 }
 
 const TOKEN_ENV = "BOTHOST_TEST_OUTGOING_TOKEN";
@@ -105,6 +111,16 @@ export function outgoingMode(
         token,
         ...(options.interface ? { interface: options.interface } : {}),
       });
+    },
+    failed(id) {
+      const asked = control.messageView(id);
+      const first = control
+        .messages()
+        .map((m) => control.messageView(m.id as number))
+        .find((m) => m && m.id > id && m.sender_email === email && asked && sameConversation(m, asked));
+      if (first?.client !== "OutgoingWebhookResponse" || !first.content.startsWith("Failure! "))
+        return undefined;
+      return `its delivery failed, and the server posted ${JSON.stringify(first.content)} (message ${first.id}) instead of sending it again`;
     },
     notSent(id) {
       const m = control.messages().find((r) => r.id === id) as

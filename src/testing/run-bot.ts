@@ -280,11 +280,9 @@ async function startBot(
     const record = control.messages().find((m) => m.id === messageId);
     if (!record) throw new Error(`${where}: the sandbox has no message ${messageId}`);
     const what = describeMessage(control, messageId);
-    const notSent = webhook?.notSent(messageId);
-    if (webhook ? notSent : (record.flags as Record<string, unknown>)[String(userId)] === undefined) {
-      const why = notSent ?? "it is not in that direct message or channel";
-      throw new Error(`${what} never reached ${name}: ${why}`);
-    }
+    const recorded = daemon.ledger.recorded(name, messageId);
+    const notSent = unreached(messageId) ?? (recorded ? undefined : webhook?.failed(messageId));
+    if (notSent) throw new Error(`${what} never reached ${name}: ${notSent}`);
     const runtime = daemon.daemon.bots.find((b) => b.name === name);
     if (runtime && !runtime.receives("message"))
       throw new Error(`${what} never reached ${name}: its queue takes no message events (it handles none)`);
@@ -298,6 +296,8 @@ async function startBot(
       messageId,
       timeoutMs,
       () => {
+        const failed = webhook?.failed(messageId);
+        if (failed) return new Error(`${what} never reached ${name}: ${failed}`);
         const failure = handlerFailure(daemon.logs, messageId);
         const why = failure
           ? `: its handler failed (${failure}) and runs again after a pause`

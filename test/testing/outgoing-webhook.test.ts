@@ -68,9 +68,14 @@ describe("runBot in outgoing-webhook mode", () => {
   test("stopped, the server cannot reach it; started again, it answers", async ({ runBot }) => {
     const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: true });
     await bot.stop();
-    const failed = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "there?" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "there?" });
+    const failed = await bot.nextReply({ after: id });
     expect(failed.content).toBe("Failure! Bot is unavailable");
     await bot.start();
+    // The server sends that message no more: handled says why at once rather than at its timeout.
+    await expect(bot.handled(id, { timeoutMs: 2_000 })).rejects.toThrow(
+      `message ${id} ("there?" from ${MEMBER} in a direct message to ${bot.email}) never reached echo: its delivery failed, and the server posted "Failure! Bot is unavailable" (message ${failed.id}) instead of sending it again`,
+    );
     expect((await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "now?" })).content).toBe(
       "echo: now?",
     );
