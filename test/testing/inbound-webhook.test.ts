@@ -64,6 +64,15 @@ test("without webhooks: true, or by a name it does not declare, the test is told
   await expect(served.webhook("deploys")).rejects.toThrow("webhook: served is stopped: start() it first");
 });
 
+test("an outgoing-webhook bot's listener serves its inbound webhooks too", async ({ runBot }) => {
+  const bot = await runBot({ bot: deploys, settings: { deployToken: TOKEN }, outgoingWebhook: true });
+  const res = await bot.webhook("deploys", {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    body: { service: "api", version: "1.4" },
+  });
+  expect(res.status).toBe(200);
+});
+
 test("a signed JSON string body reaches the handler parsed, as GitHub sends it", async ({ runBot }) => {
   const SECRET = "github-secret-for-tests";
   const github = defineBot({
