@@ -40,6 +40,7 @@ import type { TestMessage } from "./test-message.ts";
 import {
   describeMessage,
   handlerFailure,
+  notReached,
   refusedByWhere,
   refusedSend,
   silentBecause,
@@ -199,14 +200,7 @@ async function startBot(
     }
     return undefined;
   };
-  /** Why message `id` never reached the bot, if it did not. */
-  const unreached = (id: number) => {
-    const flags = control.messages().find((m) => m.id === id)?.flags as Record<string, unknown> | undefined;
-    if (webhook) return webhook.notSent(id);
-    return flags && flags[String(userId)] === undefined
-      ? "it is not in that direct message or channel"
-      : undefined;
-  };
+  const unreached = (id: number) => notReached(control, userId, id, webhook);
   const silence = async (after: number, timeoutMs: number, why = "", sought = "message") => {
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
     // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader,
@@ -215,6 +209,7 @@ async function startBot(
     const recorded = theirs && last.ledger.recorded(name, after);
     const state =
       why ||
+      (after > 0 && !view(after) ? ` (the sandbox has no message ${after})` : "") ||
       (theirs ? await failedRun(running, logs, name, after, recorded) : "") ||
       (recorded ? " (it handled that message without answering)" : "") ||
       silentBecause(control, {
@@ -267,7 +262,11 @@ async function startBot(
     } catch {
       const taken = claims.giveUp(claim, sent());
       const why =
-        taken.length > 0 ? ` (its messages there after it, ${taken.join(", ")}, answered earlier asks)` : "";
+        taken.length > 0
+          ? ` (its messages there after it, ${taken.join(", ")}, answered earlier asks)`
+          : claim.asked.sender_id === userId
+            ? ` (it was posted as ${name} itself: a bot handles none of its own messages)`
+            : "";
       throw await silence(claim.asked.id, timeoutMs, why);
     }
   };

@@ -47,6 +47,23 @@ export function handlerFailure(logs: readonly Record<string, unknown>[], id: num
   return undefined;
 }
 
+/**
+ * Why message `id` never reached the bot `userId`, if it did not: on a queue, it is not among the
+ * message's recipients; run as an outgoing-webhook bot (`webhook`), the server sent it no delivery.
+ */
+export function notReached(
+  control: SandboxControl,
+  userId: number,
+  id: number,
+  webhook: { notSent(id: number): string | undefined } | undefined,
+): string | undefined {
+  if (webhook) return webhook.notSent(id);
+  const flags = control.messages().find((m) => m.id === id)?.flags as Record<string, unknown> | undefined;
+  return flags && flags[String(userId)] === undefined
+    ? "it is not in that direct message or channel"
+    : undefined;
+}
+
 /** What {@link silentBecause} reads of a silent bot. */
 export interface SilentBot {
   email: string;

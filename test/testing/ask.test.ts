@@ -92,6 +92,16 @@ describe("a silent bot's message says why, when the kit can tell", () => {
     );
   });
 
+  test("it was asked as the bot itself, or after a message the sandbox does not have", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    await expect(bot.ask(bot.email, dm("member@sandbox.example", "hi"), { timeoutMs: 200 })).rejects.toThrow(
+      /within 200 ms \(it was posted as echo itself: a bot handles none of its own messages\)$/,
+    );
+    await expect(bot.nextReply({ after: 99_999, timeoutMs: 200 })).rejects.toThrow(
+      /^echo sent no message after message 99999 within 200 ms \(the sandbox has no message 99999\)$/,
+    );
+  });
+
   test("the message never reached it", async ({ runBot }) => {
     const bot = await runBot({ bot: echo, name: "echo" });
     await expect(
