@@ -52,8 +52,16 @@ export function issuesToProblems(
     const value = valueAt(root, path);
     if (issue.code === "unrecognized_keys") {
       const known = keysAt(schema, path);
-      for (const key of issue.keys)
-        problems.push(source.problem([...at, key], unknownKey(key, known), "key"));
+      // A key of the file's top level written in a bot's entry (shutdown_timeout, log…).
+      const inBot = prefix.length === 0 && at.length === 2 && at[0] === "bots" && typeof at[1] === "string";
+      const topLevel = inBot ? keysAt(schema, []) : [];
+      for (const key of issue.keys) {
+        const message =
+          topLevel.includes(key) && key !== "bots"
+            ? "is not a bot's setting: it is set for the whole daemon, at the top level of the config"
+            : unknownKey(key, known);
+        problems.push(source.problem([...at, key], message, "key"));
+      }
     } else if (issue.code === "invalid_key") {
       problems.push(source.problem(at, badRecordKey(at), "key"));
     } else if (value === undefined && ABSENT_CODES.has(issue.code)) {
