@@ -138,6 +138,9 @@ export class ReplyExchange {
     const first = this.#answerBy(exchange, spentMs);
     exchange.answer = first.answer;
     const reply: ReplyFn = async (content) => {
+      // The server posts nothing for a blank answer, and says nothing: through the API it is
+      // refused (400), as a bot's on a queue is, and the answer stays open for the next reply.
+      if (content.trim() === "") return sendLater(content);
       // The run goes on after its answer: kept first (the server will not send it again).
       if (first.open && exchange.running && keeper !== undefined)
         await this.#keep(exchange, first, "replied").catch(() => {}); // logged by the keeper

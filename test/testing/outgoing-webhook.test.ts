@@ -111,6 +111,27 @@ held("a reply after the reply deadline goes through the API", async ({ runBot, c
   expect(reply.client).not.toBe(FROM_ANSWER);
 });
 
+test("a blank reply is refused by the server, as on a queue, and the answer holds the next", async ({
+  runBot,
+}) => {
+  const blank = defineBot({
+    setup(bot) {
+      bot.on("message", async (ctx) => {
+        try {
+          await ctx.reply("  ");
+          await ctx.reply("the blank reply went through");
+        } catch (err) {
+          await ctx.reply(`refused: ${(err as Error).message}`);
+        }
+      });
+    },
+  });
+  const bot = await runBot({ bot: blank, name: "blank", outgoingWebhook: true });
+  const reply = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+  expect(reply.content).toMatch(/^refused: .*Message must not be empty/);
+  expect(reply.client).toBe(FROM_ANSWER);
+});
+
 const withBots = createBotTest({
   org: {
     users: [
