@@ -2,7 +2,9 @@
  * The local chat page (`bothost dev`): served by the sandbox under `/chat/` when started with
  * `chatPage: true`. The page talks to the sandbox's real API as the person picked on it
  * (register, long-poll GET /events, POST /messages), so it exercises the sandbox like any client;
- * edits (a bot's progress message), moves and deletions show as their events arrive; all message text is put on the page as text, never as HTML. Two page-only routes: the people to
+ * edits (a bot's progress message), moves and deletions show as their events arrive, and
+ * reactions as the web app groups and counts them, a press adding or taking off the person's own;
+ * all message text is put on the page as text, never as HTML. Two page-only routes: the people to
  * pick from, and the picked person's API key (the sandbox's own fake credential, for a page on
  * this machine; never printed or logged).
  */
@@ -27,6 +29,13 @@ h1 { font-size: 1rem; margin: 0 1rem 0 0; }
 .where { color: var(--muted); font-size: .85rem; margin-right: .5rem; }
 .sender { font-weight: 600; margin-right: .35rem; }
 .content { white-space: pre-wrap; }
+.marker { color: var(--muted); font-size: .75rem; margin-left: .4rem; text-transform: uppercase; }
+.reactions { display: flex; gap: .3rem; flex-wrap: wrap; margin-top: .2rem; }
+.reactions:empty { display: none; }
+.reaction { font: inherit; font-size: .85rem; border: 1px solid var(--line); border-radius: .8rem; padding: 0 .45rem; background: none; cursor: pointer; }
+.reaction[aria-pressed=true] { border-color: #1e88e5; background: #1e88e522; }
+.actions { float: right; display: flex; gap: .25rem; }
+.actions button { font-size: .75rem; }
 input[name=content] { flex: 1; min-width: 12rem; }
 #status { color: var(--muted); font-size: .85rem; }
 </style>
@@ -46,9 +55,11 @@ input[name=content] { flex: 1; min-width: 12rem; }
 </form>
 <script type="module">
 const $ = (id) => document.getElementById(id);
-let auth = "", me = null, people = [], queue = null, lastEventId = -1, generation = 0;
+let auth = "", me = null, canDelete = false, people = [], queue = null, lastEventId = -1, generation = 0;
 const seen = new Set();
 const channelNames = new Map();
+// Each message's reactions as the server holds them ({ emoji_name, emoji_code, reaction_type, user_id }).
+const reactionsOf = new Map();
 
 async function api(method, path, params = {}) {
   const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
@@ -79,21 +90,84 @@ function show(m) {
   const content = document.createElement("span");
   content.className = "content";
   content.textContent = m.content;
-  li.append(where, sender, content);
+  const marker = document.createElement("span");
+  marker.className = "marker";
+  const actions = document.createElement("span");
+  actions.className = "actions";
+  const action = (name) => { const b = document.createElement("button"); b.type = "button"; b.dataset.action = name; b.textContent = name; actions.append(b); };
+  if (m.sender_id === me.user_id) action("edit");
+  if (m.type === "stream") action("move");
+  if (m.sender_id === me.user_id || canDelete) action("delete");
+  const reactions = document.createElement("div");
+  reactions.className = "reactions";
+  li.append(actions, where, sender, content, marker, reactions);
+  reactionsOf.set(m.id, (m.reactions ?? []).map((r) => ({ ...r })));
+  mark(li, m.last_edit_timestamp !== undefined ? "edited" : m.last_moved_timestamp !== undefined ? "moved" : "");
+  renderReactions(m.id, li);
   $("log").append(li);
   li.scrollIntoView({ block: "end" });
 }
 
 const itemOf = (id) => document.querySelector('#log li[data-id="' + id + '"]');
 
+// As the web app labels a message: EDITED once its content changed, else MOVED once moved.
+function mark(li, label) {
+  const marker = li.querySelector(".marker");
+  if (label === "moved" && marker.textContent === "edited") return;
+  marker.textContent = label;
+}
+
+// A unicode emoji's code is its code points in hex, joined by "-"; any other shows as its name.
+function glyph(r) {
+  if (r.reaction_type !== "unicode_emoji") return ":" + r.emoji_name + ":";
+  try { return String.fromCodePoint(...r.emoji_code.split("-").map((h) => parseInt(h, 16))); }
+  catch { return ":" + r.emoji_name + ":"; }
+}
+
+// One button per emoji (its type and code, as the web app groups them: the name of its first
+// reaction shown), with how many reacted; pressed when the person picked is one of them.
+function renderReactions(id, li = itemOf(id)) {
+  const box = li?.querySelector(".reactions");
+  if (!box) return;
+  const groups = new Map();
+  for (const r of reactionsOf.get(id) ?? []) {
+    const key = r.reaction_type + "," + r.emoji_code;
+    if (!groups.has(key)) groups.set(key, { first: r, users: [] });
+    groups.get(key).users.push(r.user_id);
+  }
+  box.replaceChildren(...[...groups.values()].map(({ first, users }) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "reaction";
+    Object.assign(b.dataset, { emoji: first.emoji_name, code: first.emoji_code, type: first.reaction_type, count: users.length });
+    b.setAttribute("aria-pressed", String(users.includes(me.user_id)));
+    b.title = ":" + first.emoji_name + ": " + users.map(nameOf).join(", ");
+    b.textContent = glyph(first) + " " + users.length;
+    return b;
+  }));
+}
+
+function reacted(e) {
+  const list = reactionsOf.get(e.message_id);
+  if (!list) return;
+  const same = (r) => r.emoji_code === e.emoji_code && r.reaction_type === e.reaction_type && r.user_id === e.user_id;
+  if (e.op === "add" && !list.some(same)) list.push({ emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type, user_id: e.user_id });
+  if (e.op === "remove") reactionsOf.set(e.message_id, list.filter((r) => !same(r)));
+  renderReactions(e.message_id);
+}
+
 // An edit shows its new text (a bot's progress message grows); a move, its new place.
 function edited(e) {
   const li = itemOf(e.message_id);
-  if (li && typeof e.content === "string") li.querySelector(".content").textContent = e.content;
+  if (li && typeof e.content === "string") {
+    li.querySelector(".content").textContent = e.content;
+    if (!e.rendering_only) mark(li, "edited");
+  }
   if (typeof e.subject !== "string" && e.new_stream_id === undefined) return;
   for (const id of e.message_ids ?? [e.message_id]) {
     const moved = itemOf(id);
     if (!moved || moved.dataset.topic === undefined) continue;
+    mark(moved, "moved");
     if (e.new_stream_id !== undefined) moved.dataset.channel = channelNames.get(e.new_stream_id) ?? "channel " + e.new_stream_id;
     if (typeof e.subject === "string") moved.dataset.topic = e.subject;
     moved.querySelector(".where").textContent = "#" + moved.dataset.channel + " › " + moved.dataset.topic;
@@ -110,7 +184,8 @@ async function poll(mine) {
         lastEventId = Math.max(lastEventId, e.id);
         if (e.type === "message") show(e.message);
         else if (e.type === "update_message") edited(e);
-        else if (e.type === "delete_message") for (const id of e.message_ids ?? [e.message_id]) itemOf(id)?.remove();
+        else if (e.type === "reaction") reacted(e);
+        else if (e.type === "delete_message") for (const id of e.message_ids ?? [e.message_id]) { itemOf(id)?.remove(); reactionsOf.delete(id); }
       }
     } catch { await new Promise((r) => setTimeout(r, 1000)); }
   }
@@ -124,7 +199,9 @@ async function start() {
   auth = "Basic " + btoa(session.email + ":" + session.api_key);
   $("log").replaceChildren();
   seen.clear();
-  const reg = await api("POST", "/register", { event_types: ["message", "update_message", "delete_message"], apply_markdown: false });
+  reactionsOf.clear();
+  canDelete = people.find((p) => p.user_id === me.user_id)?.is_admin === true;
+  const reg = await api("POST", "/register", { event_types: ["message", "update_message", "delete_message", "reaction"], apply_markdown: false });
   queue = reg.queue_id; lastEventId = reg.last_event_id;
   const subs = await api("GET", "/users/me/subscriptions");
   const to = $("to");
@@ -155,6 +232,29 @@ $("compose").addEventListener("submit", async (ev) => {
 });
 $("me").addEventListener("change", () => start());
 
+// A reaction button adds the person's reaction with that emoji, or takes theirs off; a message's
+// own buttons edit its text, move it to another topic, or delete it. The server's refusal shows.
+$("log").addEventListener("click", async (ev) => {
+  const button = ev.target.closest("button");
+  const li = button?.closest("li");
+  if (!button || !li) return;
+  const id = li.dataset.id;
+  let r;
+  if (button.classList.contains("reaction")) {
+    const { emoji, code, type } = button.dataset;
+    const method = button.getAttribute("aria-pressed") === "true" ? "DELETE" : "POST";
+    r = await api(method, "/messages/" + id + "/reactions", { emoji_name: emoji, emoji_code: code, reaction_type: type });
+  } else if (button.dataset.action === "delete") r = await api("DELETE", "/messages/" + id);
+  else {
+    const topic = button.dataset.action === "move";
+    const now = topic ? li.dataset.topic : li.querySelector(".content").textContent;
+    const next = prompt(topic ? "New topic" : "New text", now);
+    if (next === null || next === now) return;
+    r = await api("PATCH", "/messages/" + id, topic ? { topic: next, propagate_mode: "change_one" } : { content: next });
+  }
+  $("status").textContent = r.result === "success" ? "done" : "refused: " + r.msg;
+});
+
 people = await (await fetch("/chat/users")).json();
 for (const p of people) if (!p.is_bot) $("me").append(new Option(p.full_name + " <" + p.email + ">", p.email));
 if ($("me").options.length > 0) start();
@@ -184,6 +284,7 @@ export function serveChat(core: SandboxCore, url: URL, res: ServerResponse): boo
           email: u.delivery_email,
           full_name: u.full_name,
           is_bot: u.is_bot,
+          is_admin: u.role <= 200,
         })),
       );
       return true;

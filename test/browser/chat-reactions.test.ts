@@ -1,0 +1,122 @@
+/**
+ * The chat page shows a message as the web app would for the same server state: its reactions,
+ * one button per emoji (names of one emoji grouped) with how many reacted, pressed when the
+ * person picked is one of them; a press adds or takes off their reaction on the server. Edited
+ * and moved messages are labelled so; a deleted one goes.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { chromiumPath, launchChromium, noChromiumMessage } from "../support/chromium.ts";
+
+if (!chromiumPath) console.warn(`chat-reactions: ${noChromiumMessage}`);
+
+const MEL = "member@sandbox.example";
+const OLIVE = "owner@sandbox.example";
+
+describe.skipIf(!chromiumPath)("reactions, edits and deletions on the chat page", () => {
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+  let id: number;
+
+  const call = async (email: string, method: string, route: string, params: Record<string, string> = {}) => {
+    const key = sandbox.control.apiKeyOf(email);
+    const form = new URLSearchParams(params);
+    const response = await fetch(`${sandbox.url}/api/v1${route}${method === "GET" ? `?${form}` : ""}`, {
+      method,
+      headers: { authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}` },
+      ...(method === "GET" ? {} : { body: form }),
+    });
+    return (await response.json()) as Record<string, unknown>;
+  };
+  const react = (email: string, method: "POST" | "DELETE", emoji_name: string) =>
+    call(email, method, `/messages/${id}/reactions`, { emoji_name });
+  /** The server's reactions on the message, as `name:user`. */
+  const held = async () => {
+    const { message } = (await call(MEL, "GET", `/messages/${id}`)) as {
+      message: { reactions: { emoji_name: string; user_id: number }[] };
+    };
+    return message.reactions.map((r) => `${r.emoji_name}:${r.user_id}`);
+  };
+  /** The page's reaction buttons on the message, as `glyph count pressed`. */
+  const shown = () =>
+    page.$$eval(`#log li[data-id="${id}"] .reaction`, (buttons) =>
+      buttons.map((b) => `${b.textContent} ${b.getAttribute("aria-pressed")}`),
+    );
+  const item = () => page.locator(`#log li[data-id="${id}"]`);
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ chatPage: true, heartbeatSeconds: 1 });
+    const sent = await call(MEL, "POST", "/messages", {
+      type: "channel",
+      to: "general",
+      topic: "deploys",
+      content: "Deploy api 1.4.2?",
+    });
+    id = sent.id as number;
+    // Made before the page opens: the page reads them with the message.
+    expect(await react(OLIVE, "POST", "check")).toMatchObject({ result: "success" });
+    expect(await react(MEL, "POST", "+1")).toMatchObject({ result: "success" });
+    expect(await react(OLIVE, "POST", "thumbs_up")).toMatchObject({ result: "success" });
+    browser = await launchChromium();
+    page = await browser.newPage();
+    await page.goto(`${sandbox.url}/chat/`);
+    await page.waitForSelector("body[data-ready=true]");
+    await page.selectOption("#me", MEL);
+    await page.locator("#status", { hasText: MEL }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.stop();
+  });
+
+  it("shows the reactions a message already had, one emoji's names counted together", async () => {
+    await item().waitFor();
+    expect(await shown()).toEqual(["✅ 1 false", "👍 2 true"]);
+  });
+
+  it("a press adds the person's reaction, a second takes it off, on the server and the page", async () => {
+    const idOf = (email: string) => sandbox.control.users().find((u) => u.email === email)!.user_id;
+    const [mel, olive] = [idOf(MEL), idOf(OLIVE)];
+    await item().locator(".reaction", { hasText: "✅" }).click();
+    await expect.poll(held).toEqual([`check:${olive}`, `+1:${mel}`, `+1:${olive}`, `check:${mel}`]);
+    await expect.poll(shown).toEqual(["✅ 2 true", "👍 2 true"]);
+    await item().locator(".reaction", { hasText: "👍" }).click();
+    await expect.poll(held).toEqual([`check:${olive}`, `+1:${olive}`, `check:${mel}`]);
+    await expect.poll(shown).toEqual(["✅ 2 true", "👍 1 false"]);
+  });
+
+  it("follows reactions others add and take off", async () => {
+    expect(await react(OLIVE, "DELETE", "check")).toMatchObject({ result: "success" });
+    expect(await react(OLIVE, "DELETE", "+1")).toMatchObject({ result: "success" });
+    await expect.poll(shown).toEqual(["✅ 1 true"]);
+    expect(await react(OLIVE, "POST", "tada")).toMatchObject({ result: "success" });
+    await expect.poll(shown).toEqual(["✅ 1 true", "🎉 1 false"]);
+  });
+
+  it("labels a moved message MOVED and an edited one EDITED, and drops a deleted one", async () => {
+    const marker = item().locator(".marker");
+    expect(await marker.textContent()).toBe("");
+    expect(await call(MEL, "PATCH", `/messages/${id}`, { topic: "releases" })).toMatchObject({
+      result: "success",
+    });
+    await item().locator(".where", { hasText: "releases" }).waitFor();
+    expect(await marker.textContent()).toBe("moved");
+    expect(await call(MEL, "PATCH", `/messages/${id}`, { content: "Deploy api 1.4.3?" })).toMatchObject({
+      result: "success",
+    });
+    await item().locator(".content", { hasText: "1.4.3" }).waitFor();
+    expect(await marker.textContent()).toBe("edited");
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    await page.selectOption("#me", MEL);
+    await page.locator("#status", { hasText: MEL }).waitFor();
+    expect(await item().locator(".marker").textContent()).toBe("edited");
+    await item().locator("button[data-action=delete]").click();
+    await expect.poll(() => item().count()).toBe(0);
+    expect(await call(MEL, "GET", `/messages/${id}`)).toMatchObject({ result: "error" });
+  });
+});
