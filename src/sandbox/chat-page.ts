@@ -64,8 +64,11 @@ const reactionsOf = new Map();
 async function api(method, path, params = {}) {
   const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
   const query = method === "GET" ? "?" + form : "";
+  // Without credentials the browser leaves a 401 to the page: with them, the server's
+  // "WWW-Authenticate: Basic" would have it ask for a password (headless: wait for ever), as a
+  // sandbox started again with new keys answers the page's old one.
   const res = await fetch("/api/v1" + path + query, {
-    method, headers: { Authorization: auth }, body: method === "GET" ? undefined : form,
+    method, headers: { Authorization: auth }, body: method === "GET" ? undefined : form, credentials: "omit",
   });
   return res.json();
 }

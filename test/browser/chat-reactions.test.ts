@@ -8,7 +8,13 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { chromiumPath, launchChromium, noChromiumMessage } from "../support/chromium.ts";
+import {
+  chromiumPath,
+  launchChromium,
+  noChromiumMessage,
+  openChat,
+  signInChat,
+} from "../support/chromium.ts";
 
 if (!chromiumPath) console.warn(`chat-reactions: ${noChromiumMessage}`);
 
@@ -61,11 +67,7 @@ describe.skipIf(!chromiumPath)("reactions, edits and deletions on the chat page"
     expect(await react(MEL, "POST", "+1")).toMatchObject({ result: "success" });
     expect(await react(OLIVE, "POST", "thumbs_up")).toMatchObject({ result: "success" });
     browser = await launchChromium();
-    page = await browser.newPage();
-    await page.goto(`${sandbox.url}/chat/`);
-    await page.waitForSelector("body[data-ready=true]");
-    await page.selectOption("#me", MEL);
-    await page.locator("#status", { hasText: MEL }).waitFor();
+    page = await openChat(browser, `${sandbox.url}/chat/`, MEL);
   }, 60_000);
 
   afterAll(async () => {
@@ -111,9 +113,7 @@ describe.skipIf(!chromiumPath)("reactions, edits and deletions on the chat page"
     await item().locator(".content", { hasText: "1.4.3" }).waitFor();
     expect(await marker.textContent()).toBe("edited");
     await page.reload();
-    await page.waitForSelector("body[data-ready=true]");
-    await page.selectOption("#me", MEL);
-    await page.locator("#status", { hasText: MEL }).waitFor();
+    await signInChat(page, MEL);
     expect(await item().locator(".marker").textContent()).toBe("edited");
     await item().locator("button[data-action=delete]").click();
     await expect.poll(() => item().count()).toBe(0);

@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 /** `CHROMIUM_PATH` when set, else the first `chromium` or `chromium-browser` on PATH. */
 function findChromium(): string | undefined {
@@ -27,4 +27,19 @@ export const noChromiumMessage = process.env.CHROMIUM_PATH
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath!, headless: true, args: ["--no-sandbox"] });
+}
+
+/** A new tab on a sandbox's chat page (`url` ends in `/chat/`), signed in as `email`. */
+export async function openChat(browser: Browser, url: string, email: string): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(url);
+  await signInChat(page, email);
+  return page;
+}
+
+/** Picks `email` on a chat page, once it is ready, and waits until the page is theirs. */
+export async function signInChat(page: Page, email: string): Promise<void> {
+  await page.waitForSelector("body[data-ready=true]");
+  await page.selectOption("#me", email);
+  await page.locator("#status", { hasText: email }).waitFor();
 }
