@@ -98,6 +98,7 @@ function show(m) {
   const actions = document.createElement("span");
   actions.className = "actions";
   const action = (name) => { const b = document.createElement("button"); b.type = "button"; b.dataset.action = name; b.textContent = name; actions.append(b); };
+  action("react");
   if (m.sender_id === me.user_id) action("edit");
   if (m.type === "stream") action("move");
   if (m.sender_id === me.user_id || canDelete) action("delete");
@@ -236,7 +237,8 @@ $("compose").addEventListener("submit", async (ev) => {
 $("me").addEventListener("change", () => start());
 
 // A reaction button adds the person's reaction with that emoji, or takes theirs off; a message's
-// own buttons edit its text, move it to another topic, or delete it. The server's refusal shows.
+// own buttons react with an emoji named, edit its text, move it to another topic, or delete it.
+// The server's refusal shows.
 $("log").addEventListener("click", async (ev) => {
   const button = ev.target.closest("button");
   const li = button?.closest("li");
@@ -248,6 +250,12 @@ $("log").addEventListener("click", async (ev) => {
     const method = button.getAttribute("aria-pressed") === "true" ? "DELETE" : "POST";
     r = await api(method, "/messages/" + id + "/reactions", { emoji_name: emoji, emoji_code: code, reaction_type: type });
   } else if (button.dataset.action === "delete") r = await api("DELETE", "/messages/" + id);
+  else if (button.dataset.action === "react") {
+    // The web app's emoji picker, by name: "tada", "+1", "check".
+    const name = prompt("Emoji name")?.trim().replace(/^:(.*):$/, "$1");
+    if (!name) return;
+    r = await api("POST", "/messages/" + id + "/reactions", { emoji_name: name });
+  }
   else {
     const topic = button.dataset.action === "move";
     const now = topic ? li.dataset.topic : li.querySelector(".content").textContent;

@@ -1,7 +1,8 @@
 /**
  * The chat page shows a message as the web app would for the same server state: its reactions,
  * one button per emoji (names of one emoji grouped) with how many reacted, pressed when the
- * person picked is one of them; a press adds or takes off their reaction on the server. Edited
+ * person picked is one of them; a press adds or takes off their reaction on the server, and a
+ * message's react button adds one with an emoji named (as the web app's picker). Edited
  * and moved messages are labelled so; a deleted one goes.
  */
 import type { Browser, Page } from "playwright-core";
@@ -96,6 +97,17 @@ describe.skipIf(!chromiumPath)("reactions, edits and deletions on the chat page"
     expect(await react(OLIVE, "DELETE", "+1")).toMatchObject({ result: "success" });
     await expect.poll(shown).toEqual(["✅ 1 true"]);
     expect(await react(OLIVE, "POST", "tada")).toMatchObject({ result: "success" });
+    await expect.poll(shown).toEqual(["✅ 1 true", "🎉 1 false"]);
+  });
+
+  it("reacts with an emoji named, one not on the message yet, and says what the server refused", async () => {
+    const names = ["thumbs_up", "no_such_emoji"];
+    page.on("dialog", (dialog) => dialog.accept(names.shift()));
+    await item().locator("button[data-action=react]").click();
+    await expect.poll(shown).toEqual(["✅ 1 true", "🎉 1 false", "👍 1 true"]);
+    await item().locator("button[data-action=react]").click();
+    await page.locator("#status", { hasText: "refused: Emoji 'no_such_emoji' does not exist" }).waitFor();
+    expect(await react(MEL, "DELETE", "thumbs_up")).toMatchObject({ result: "success" });
     await expect.poll(shown).toEqual(["✅ 1 true", "🎉 1 false"]);
   });
 
