@@ -123,6 +123,18 @@ it("with no answering reaction made meanwhile, the question keeps waiting after 
   expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you: Mel Member)");
 });
 
+it("a press made and taken off while the bot was down is never seen: the question keeps waiting", async () => {
+  const question = await bot.ask(MEMBER, dm("ship"));
+  await bot.stop();
+  await bot.react(question, "cross_mark", { as: MEMBER });
+  await bot.react(question, "cross_mark", { as: MEMBER, remove: true });
+  await bot.start();
+  await expect.poll(() => bot.logs().some((l) => l.msg === "caught up after a new queue")).toBe(true);
+  expect(bot.dialogs()).toMatchObject([{ step: 1 }]);
+  await bot.react(question, "check", { as: MEMBER });
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you: Mel Member)");
+});
+
 it("a bot that does not track reactions gets them once it asks with emoji choices: its queue is renewed", async () => {
   await bot.stop({ wipe: true });
   const untracked = defineBot({
