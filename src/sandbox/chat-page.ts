@@ -55,7 +55,7 @@ input[name=content] { flex: 1; min-width: 12rem; }
 </form>
 <script type="module">
 const $ = (id) => document.getElementById(id);
-let auth = "", me = null, canDelete = false, people = [], queue = null, lastEventId = -1, generation = 0;
+let auth = "", me = null, canDelete = false, reactorNames = false, people = [], queue = null, lastEventId = -1, generation = 0;
 const seen = new Set();
 const channelNames = new Map();
 // Each message's reactions as the server holds them ({ emoji_name, emoji_code, reaction_type, user_id }).
@@ -129,12 +129,16 @@ function glyph(r) {
 }
 
 // One button per emoji (its type and code, as the web app groups them: the name of its first
-// reaction shown), with how many reacted; pressed when the person picked is one of them.
+// reaction shown), with how many reacted; pressed when the person picked is one of them. As the
+// web app, with the person's display_emoji_reaction_users on, a message with 3 reactions or
+// fewer names who reacted ("You" for the person) in place of the counts.
 function renderReactions(id, li = itemOf(id)) {
   const box = li?.querySelector(".reactions");
   if (!box) return;
+  const all = reactionsOf.get(id) ?? [];
+  const names = reactorNames && all.length <= 3;
   const groups = new Map();
-  for (const r of reactionsOf.get(id) ?? []) {
+  for (const r of all) {
     const key = r.reaction_type + "," + r.emoji_code;
     if (!groups.has(key)) groups.set(key, { first: r, users: [] });
     groups.get(key).users.push(r.user_id);
@@ -146,7 +150,13 @@ function renderReactions(id, li = itemOf(id)) {
     Object.assign(b.dataset, { emoji: first.emoji_name, code: first.emoji_code, type: first.reaction_type, count: users.length });
     b.setAttribute("aria-pressed", String(users.includes(me.user_id)));
     b.title = ":" + first.emoji_name + ": " + users.map(nameOf).join(", ");
-    b.textContent = glyph(first) + " " + users.length;
+    const emoji = document.createElement("span");
+    emoji.className = "emoji";
+    emoji.textContent = glyph(first);
+    const vote = document.createElement("span");
+    vote.className = "vote";
+    vote.textContent = names ? users.map((u) => (u === me.user_id ? "You" : nameOf(u))).join(", ") : String(users.length);
+    b.append(emoji, " ", vote);
     return b;
   }));
 }
@@ -205,8 +215,11 @@ async function start() {
   seen.clear();
   reactionsOf.clear();
   canDelete = people.find((p) => p.user_id === me.user_id)?.is_admin === true;
-  const reg = await api("POST", "/register", { event_types: ["message", "update_message", "delete_message", "reaction"], apply_markdown: false });
+  const reg = await api("POST", "/register", {
+    event_types: ["message", "update_message", "delete_message", "reaction"], fetch_event_types: ["user_settings"], apply_markdown: false,
+  });
   queue = reg.queue_id; lastEventId = reg.last_event_id;
+  reactorNames = reg.user_settings?.display_emoji_reaction_users === true;
   const subs = await api("GET", "/users/me/subscriptions");
   const to = $("to");
   to.replaceChildren();
