@@ -193,7 +193,13 @@ async function poll(mine) {
     try {
       const r = await api("GET", "/events", { queue_id: queue, last_event_id: lastEventId });
       if (mine !== generation) return;
-      if (r.result !== "success") { await start(); return; }
+      // A queue or key the server no longer knows (it started again): sign in anew, after a
+      // pause, so that a server refusing every call is not called in a loop.
+      if (r.result !== "success") {
+        await new Promise((r) => setTimeout(r, 1000));
+        if (mine === generation) await start();
+        return;
+      }
       for (const e of r.events) {
         lastEventId = Math.max(lastEventId, e.id);
         if (e.type === "message") show(e.message);
@@ -205,10 +211,26 @@ async function poll(mine) {
   }
 }
 
+// The people to pick from, read again at each start (a sandbox started again may have others);
+// \`email\` stays picked while it is one of them.
+async function loadPeople(email) {
+  people = await (await fetch("/chat/users")).json();
+  $("me").replaceChildren(...people.filter((p) => !p.is_bot).map((p) => new Option(p.full_name + " <" + p.email + ">", p.email)));
+  $("me").value = email;
+}
+
 async function start() {
   const mine = ++generation;
   const email = $("me").value;
-  const session = await (await fetch("/chat/session?email=" + encodeURIComponent(email))).json();
+  await loadPeople(email);
+  const res = await fetch("/chat/session?email=" + encodeURIComponent(email));
+  if (mine !== generation) return;
+  if (!res.ok) {
+    $("log").replaceChildren();
+    $("status").textContent = email + " is not in the sandbox: pick a person";
+    return;
+  }
+  const session = await res.json();
   me = session;
   auth = "Basic " + btoa(session.email + ":" + session.api_key);
   $("log").replaceChildren();
@@ -279,9 +301,11 @@ $("log").addEventListener("click", async (ev) => {
   $("status").textContent = r.result === "success" ? "done" : "refused: " + r.msg;
 });
 
-people = await (await fetch("/chat/users")).json();
-for (const p of people) if (!p.is_bot) $("me").append(new Option(p.full_name + " <" + p.email + ">", p.email));
-if ($("me").options.length > 0) start();
+await loadPeople("");
+if ($("me").options.length > 0) {
+  $("me").selectedIndex = 0;
+  start();
+}
 </script>
 </body>
 </html>

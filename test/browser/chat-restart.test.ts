@@ -1,7 +1,8 @@
 /**
  * The chat page across a restart of the server under it: a sandbox started again on the same
  * port holds other messages and other keys (as `bothost dev` does after a kill), and the page
- * shows what the new one holds, not what the old one did.
+ * shows what the new one holds, not what the old one did; a person picked who is no longer
+ * there is said so, and the people who are are listed.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,5 +44,25 @@ describe.skipIf(!chromiumPath)("the chat page when the sandbox starts again", ()
     expect(sandbox.control.apiKeyOf(MEL)).not.toBe(before);
     await post("after the restart");
     await expect.poll(shown, { timeout: 15_000 }).toEqual(["after the restart"]);
+  });
+
+  it("says so when the person picked is no longer there, and lists the people who are", async () => {
+    const port = Number(new URL(sandbox.url).port);
+    await sandbox.stop();
+    sandbox = await startSandbox({
+      chatPage: true,
+      heartbeatSeconds: 1,
+      port,
+      org: {
+        users: [{ email: "rae@sandbox.example", full_name: "Rae Requester" }],
+        channels: [{ name: "general", subscribers: ["rae@sandbox.example"] }],
+      },
+    });
+    await page.locator("#status", { hasText: `${MEL} is not in the sandbox` }).waitFor({ timeout: 15_000 });
+    expect(await shown()).toEqual([]);
+    const options = () => page.$$eval("#me option", (o) => o.map((x) => x.getAttribute("value")));
+    expect(await options()).toEqual(["rae@sandbox.example"]);
+    await page.selectOption("#me", "rae@sandbox.example");
+    await page.locator("#status", { hasText: "signed in as rae@sandbox.example" }).waitFor();
   });
 });
