@@ -43,6 +43,7 @@ import {
   notReached,
   refusedByWhere,
   refusedSend,
+  STOPPED,
   silentBecause,
 } from "./wait-messages.ts";
 
@@ -208,7 +209,7 @@ async function startBot(
     const theirs = after > 0 && view(after)?.sender_id !== userId;
     const recorded = theirs && last.ledger.recorded(name, after);
     const state =
-      why ||
+      (why && `${why}${running === undefined ? STOPPED : ""}`) ||
       (after > 0 && !view(after) ? ` (the sandbox has no message ${after})` : "") ||
       (theirs ? await failedRun(running, logs, name, after, recorded) : "") ||
       (recorded ? " (it handled that message without answering)" : "") ||
