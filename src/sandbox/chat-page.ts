@@ -3,7 +3,8 @@
  * `chatPage: true`. The page talks to the sandbox's real API as the person picked on it
  * (register, long-poll GET /events, POST /messages), so it exercises the sandbox like any client;
  * edits (a bot's progress message), moves and deletions show as their events arrive, and
- * reactions as the web app groups and counts them, a press adding or taking off the person's own;
+ * reactions as the web app groups and shows them (who reacted, or how many), a press adding or
+ * taking off the person's own;
  * all message text is put on the page as text, never as HTML. Two page-only routes: the people to
  * pick from, and the picked person's API key (the sandbox's own fake credential, for a page on
  * this machine; never printed or logged).
