@@ -1,12 +1,14 @@
 /**
- * A bot that handles no message, only cron jobs, whose job's record of a run (the occurrence under
- * way, its run done) the state store fails: the bot is not ready, as `/readyz` and `/metrics` say
- * over HTTP, from that write on, and ready again once the record of a later run lands. A real
+ * A cron job's record of its run (the occurrence under way, its run done) that the state store
+ * fails is a write of the bot the store's outage failed, as its other writes are: the bot's store
+ * health is told (the outage said once, the write counted in `/metrics` over HTTP), so that a bot
+ * whose every write fails (a full disk, Redis out of reach) is not ready while it lasts. A real
  * daemon in this process against the sandbox, on a held test clock; the writes under the bot's
- * `jobs` namespace pass a gate.
+ * `jobs` namespace pass a gate (its other writes land, and end the outage as they do).
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
@@ -29,7 +31,7 @@ afterEach(async () => {
 /** `expect.poll` with 15 s of real time: the clock and the gate decide; the bound is for a loaded machine. */
 const poll = <T>(value: () => T | Promise<T>) => expect.poll(value, { timeout: 15_000 });
 
-it("a cron-only bot whose job's run record the store fails is not ready until a later record lands", async () => {
+it("a cron job's run record the store fails tells the bot's store health: said, and counted", async () => {
   const gate = new StoreGate();
   up = await startGatedDaemon({
     name: "ticker",
@@ -42,32 +44,18 @@ it("a cron-only bot whose job's run record the store fails is not ready until a 
     clock: new TestClock({ held: true }),
   });
   const { running, clock } = up;
-  const url = running.daemon.http!.url!;
-  const readyz = async () =>
-    (await (await fetch(`${url}/readyz`)).json()) as {
-      bots: { ready: boolean; store?: { code: string } }[];
-    };
-  const failing = async () =>
+  const writeFailures = async () =>
     sampleValue(
-      parsePrometheus(await (await fetch(`${url}/metrics`)).text()),
-      "bothost_state_store_failing",
-      { bot: "ticker" },
+      parsePrometheus(await (await fetch(`${running.daemon.http!.url!}/metrics`)).text()),
+      "bothost_state_store_write_failures_total",
+      { bot: "ticker", code: "STATE_UNAVAILABLE" },
     );
-  await poll(async () => (await readyz()).bots[0]!.ready).toBe(true);
-  const toNextMinute = () => clock.advance(60_000 - (clock.now() % 60_000));
+  expect(await writeFailures()).toBe(0);
 
   gate.mode = "fail";
-  await toNextMinute();
-  await poll(() => running.logged(RECORD_FAILED).length).toBeGreaterThan(0);
-  await poll(async () => (await readyz()).bots[0]).toMatchObject({
-    ready: false,
-    store: { code: "STATE_UNAVAILABLE" },
-  });
-  expect(await failing()).toBe(1);
-
-  // The store takes the writes again: the next minute's run records itself, and says so.
-  gate.open();
-  await toNextMinute();
-  await poll(async () => (await readyz()).bots[0]!.ready).toBe(true);
-  expect(await failing()).toBe(0);
+  // To the next whole minute: the job fires, and its records are refused.
+  await clock.advance(60_000 - (clock.now() % 60_000));
+  await poll(() => running.logged(RECORD_FAILED).length).toBe(2);
+  expect(await writeFailures()).toBe(2);
+  expect(running.logged(STORE_FAILING_LINE).length).toBeGreaterThan(0);
 });
