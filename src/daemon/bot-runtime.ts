@@ -155,6 +155,8 @@ export class BotRuntime {
           const m = event.type === "message" ? event.message : undefined;
           if (!m || this.#services.systemBots.has(m.sender_id, m.sender_email)) this.scheduler.onEvent(event);
         },
+        // "This bot is stopped": its cron jobs and bookings too, which would fail on the same key.
+        onAuthFailed: () => void this.scheduler.stop(0),
       });
       this.#source = source;
       await source.consumer.start();
@@ -168,7 +170,7 @@ export class BotRuntime {
       warnRenamedChannel(setUp.named, { id, from, to }, this.#o.log);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
     // sent by its own check two minutes after each occurrence.
-    await this.scheduler.start(this.declarations, !queue);
+    if (this.#source?.consumer.state !== "auth_failed") await this.scheduler.start(this.declarations, !queue);
     // After the scheduler: a cron job's dead letter is replayed by its job.
     if (!signal.aborted) {
       this.#letterSource = this.#parts.deadLetterSource(dispatcher, signal, (letter, turns) =>

@@ -23,7 +23,7 @@ import {
 import { roleName } from "../effects/users/roles.ts";
 import { unknownGroupCheck } from "../effects/users/user-groups.ts";
 import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
-import { QueueSource, type QueueSourceOptions } from "../events/queue-source.ts";
+import { QueueSource, type QueueStart } from "../events/queue-source.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
@@ -161,12 +161,6 @@ export function optionsFromConfig(c: BotConfig, listening?: boolean, places?: Re
     },
   };
 }
-
-/** What one start of the queue source is bound to (the runtime's side of it). */
-export type QueueStart = Pick<
-  QueueSourceOptions,
-  "eventTypes" | "signal" | "lastContact" | "onRegistered" | "onScheduledMessages"
->;
 
 /** One bot's parts, and the makers of those that come later. */
 export interface BotParts {
@@ -348,6 +342,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         lastContact: start.lastContact,
         onRegistered: start.onRegistered,
         onScheduledMessages: start.onScheduledMessages,
+        onAuthFailed: start.onAuthFailed,
         client,
         log,
         clock,

@@ -4,62 +4,19 @@
  * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
  */
 import { AUTH_REJECTED, isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
-import type { Logger } from "../api/logger.ts";
 import { backoffDelay, sleep } from "../api/sleep.ts";
-import { type Clock, nextTurn } from "../time/clock.ts";
+import { nextTurn } from "../time/clock.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
-import type { RegisterResponse } from "../wire/responses.ts";
 import { graceAfter, REGISTER_GRACE_MS } from "./grace-after.ts";
 import { PollOutage } from "./poll-outage.ts";
 import type { PollPacer } from "./poll-pacing.ts";
-import type { QueueApi } from "./server-queue.ts";
+import type { ConsumerState, QueueConsumerOptions, RegisterReason } from "./queue-consumer-options.ts";
 import { UnknownEventWarnings } from "./unknown-events.ts";
 
 /** Batches of at most this many events are dispatched before the next poll is sent. */
 const SMALL_BATCH = 8;
 
-/** Why a queue was registered; `event_types`: renewed to receive more event types ({@link QueueConsumer.renew}). */
-export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog" | "event_types";
-
-type ConsumerState =
-  | "idle"
-  | "registering"
-  | "polling"
-  | "backing_off"
-  | "stopping"
-  | "stopped"
-  | "auth_failed";
-
-export interface QueueConsumerOptions {
-  api: QueueApi;
-  log: Logger;
-  /** After each registration, before any of the new queue's events reach `onEvents`. */
-  onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void>;
-  /** Each batch of events except heartbeats, in queue order, with the id of the queue that brought it. */
-  onEvents(events: ParsedEvent[], queueId: string): Promise<void>;
-  /** Resolves when the bot has room for more work; polled before every long-poll. */
-  waitForCapacity(signal: AbortSignal): Promise<void>;
-  /**
-   * True when the bot has room for another batch now. Given, the consumer reads ahead: the next
-   * poll goes out as soon as a batch is parsed, while `onEvents` dispatches it.
-   */
-  hasCapacity?(): boolean;
-  /** Settles when the events handed to `onEvents` so far may be acknowledged (saved-events.ts). */
-  acknowledgeAfter?(): Promise<void> | undefined;
-  /** Spaces polls under sustained traffic so the event-queue budget lasts; none: poll at once. */
-  pacer?: PollPacer;
-  /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */
-  longpollMarginMs?: number;
-  /** Backoff for 5xx and network errors: first delay and cap (defaults 500 ms, 30 s). */
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** What contact times are read from and backoffs wait on. */
-  clock: Clock;
-  /**
-   * Ends the polling when aborted (the bot's own stop signal, so a daemon holds one signal per bot,
-   * not two); `stop()` then expects it aborted. Without it the consumer keeps its own.
-   */
-  signal?: AbortSignal;
-}
+export type { QueueConsumerOptions, RegisterReason } from "./queue-consumer-options.ts";
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
 /**
@@ -385,6 +342,7 @@ export class QueueConsumer {
       "authentication failed; this bot is stopped",
     );
     this.#setState("auth_failed");
+    this.#opts.onAuthFailed?.();
   }
 
   #setState(state: ConsumerState): void {

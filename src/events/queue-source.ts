@@ -73,7 +73,15 @@ export interface QueueSourceOptions {
    * after a new queue.
    */
   onScheduledMessages(event: ServerEvent): void;
+  /** The server refused the bot's key while it polled: the bot is stopped (see QueueConsumer). */
+  onAuthFailed(): void;
 }
+
+/** What one start of the queue source is bound to (the runtime's side of it). */
+export type QueueStart = Pick<
+  QueueSourceOptions,
+  "eventTypes" | "signal" | "lastContact" | "onRegistered" | "onScheduledMessages" | "onAuthFailed"
+>;
 
 /** Stop polling while this many events are waiting or running (bounded memory). */
 const MAX_IN_FLIGHT = 256;
@@ -110,6 +118,7 @@ export class QueueSource {
       longpollMarginMs: options.longpollMarginMs,
       backoff: options.backoff,
       signal: options.signal,
+      onAuthFailed: () => options.onAuthFailed(),
       pacer: new PollPacer({ bucket: client.budget.events, clock: options.clock }),
       api: queueApiFor(
         client,

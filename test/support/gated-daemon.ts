@@ -41,6 +41,8 @@ export interface GatedDaemonOptions {
   serverBehindMs?: number;
   /** Called after each of the sandbox's answers, before it is sent (a test arms a fault at a given step). */
   onResponse?: SandboxOptions["onResponse"];
+  /** The sandbox's heartbeat period (real seconds; default the server's 45-55). */
+  heartbeatSeconds?: number;
 }
 
 export interface GatedDaemon {
@@ -71,6 +73,7 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
   const sandbox = await startSandbox({
     clock: behind === 0 ? clock : { now: () => clock.now() - behind },
     ...(o.onResponse ? { onResponse: o.onResponse } : {}),
+    ...(o.heartbeatSeconds ? { heartbeatSeconds: o.heartbeatSeconds } : {}),
   });
   sandbox.control.createUser({
     email: o.email,
