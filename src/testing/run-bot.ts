@@ -43,7 +43,6 @@ import {
   notReached,
   refusedByWhere,
   refusedSend,
-  STOPPED,
   silentBecause,
 } from "./wait-messages.ts";
 
@@ -209,7 +208,7 @@ async function startBot(
     const theirs = after > 0 && view(after)?.sender_id !== userId;
     const recorded = theirs && last.ledger.recorded(name, after);
     const state =
-      (why && `${why}${running === undefined ? STOPPED : ""}`) ||
+      why ||
       (after > 0 && !view(after) ? ` (the sandbox has no message ${after})` : "") ||
       (theirs ? await failedRun(running, logs, name, after, recorded) : "") ||
       (recorded ? " (it handled that message without answering)" : "") ||

@@ -78,9 +78,6 @@ export interface SilentBot {
   testClock: boolean;
 }
 
-/** Said of a stopped bot that sent nothing (see {@link silentBecause}). */
-export const STOPPED = " (it is stopped: start() it, and it catches the message up)";
-
 /**
  * Why a bot may have sent nothing, when the kit can tell: the message never reached it, it is
  * stopped, the server refused its calls for the account's rate limit (it then waits for the
@@ -88,7 +85,7 @@ export const STOPPED = " (it is stopped: start() it, and it catches the message 
  */
 export function silentBecause(control: SandboxControl, bot: SilentBot): string {
   if (bot.unreached) return ` (the message never reached it: ${bot.unreached})`;
-  if (bot.stopped) return STOPPED;
+  if (bot.stopped) return " (it is stopped: start() it, and it catches the message up)";
   const onClock = (before: string) => (bot.testClock ? `${before} on the test's clock` : "");
   const refused = control.requests
     .slice(bot.since)
