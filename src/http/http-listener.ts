@@ -291,6 +291,7 @@ export class HttpListener {
       log,
       o.clock,
       (name) => o.startFailure?.(name) !== undefined,
+      this.#cut.signal,
     );
     if (o.admin) {
       const host = parseListenAddress(o.listen)?.host ?? "";

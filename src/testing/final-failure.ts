@@ -62,6 +62,11 @@ export async function failedRun(
  * its first message), the last answer its record holds (an earlier message's run went on to ask
  * its next question); a run on the dialog's deadline was on no message.
  */
+/** Whether bot `name` keeps a dead letter of message `id` (a run to come, or failed for good). */
+export async function letterKept(daemon: InProcessDaemon, name: string, id: number): Promise<boolean> {
+  return (await daemon.daemon.letters.list(name)).some((l) => keptFor(l, id));
+}
+
 function keptFor(l: DeadLetter, id: number): boolean {
   const dialog = l.dialog as { answered?: number[] } | undefined;
   const first = (l.event as { message?: { id?: number } }).message?.id;

@@ -31,7 +31,7 @@ export interface OutgoingMode {
   /** Why message `id` triggers no delivery to the bot, or undefined when it does. */
   notSent(id: number): string | undefined;
   /**
-   * The server's `Failure! …` notice, when it is the bot's first message in the conversation after
+   * The server's `Failure! …` notice, when it is the next message in the conversation after
    * message `id` (its delivery failed: the bot stopped, an error status), said as why.
    */
   failed(id: number): string | undefined;
@@ -117,9 +117,9 @@ export function outgoingMode(
       const first = control
         .messages()
         .map((m) => control.messageView(m.id as number))
-        .find((m) => m && m.id > id && m.sender_email === email && asked && sameConversation(m, asked));
-      if (first?.client !== "OutgoingWebhookResponse" || !first.content.startsWith("Failure! "))
-        return undefined;
+        .find((m) => m && m.id > id && asked && sameConversation(m, asked));
+      const notice = first?.sender_email === email && first.client === "OutgoingWebhookResponse";
+      if (!notice || !first.content.startsWith("Failure! ")) return undefined;
       return `its delivery failed, and the server posted ${JSON.stringify(first.content)} (message ${first.id}) instead of sending it again`;
     },
     notSent(id) {

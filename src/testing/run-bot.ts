@@ -13,7 +13,7 @@ import { accountTurns } from "./account-turns.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { type NameHold, nameHold } from "./bot-names.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
-import { failedRun, finalLetter } from "./final-failure.ts";
+import { failedRun, finalLetter, letterKept } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { LISTENER, sendWebhook } from "./inbound-webhook.ts";
 import {
@@ -279,8 +279,10 @@ async function startBot(
     const record = control.messages().find((m) => m.id === messageId);
     if (!record) throw new Error(`${where}: the sandbox has no message ${messageId}`);
     const what = describeMessage(control, messageId);
-    const recorded = daemon.ledger.recorded(name, messageId);
-    const notSent = unreached(messageId) ?? (recorded ? undefined : webhook?.failed(messageId));
+    // A delivery the server gave up on is lost, unless the bot handled it or keeps it (a run a stop cut).
+    const open = webhook && !daemon.ledger.recorded(name, messageId);
+    const lost = open && !(await letterKept(daemon, name, messageId)) ? webhook.failed(messageId) : undefined;
+    const notSent = unreached(messageId) ?? lost;
     if (notSent) throw new Error(`${what} never reached ${name}: ${notSent}`);
     const runtime = daemon.daemon.bots.find((b) => b.name === name);
     if (runtime && !runtime.receives("message"))
@@ -295,8 +297,6 @@ async function startBot(
       messageId,
       timeoutMs,
       () => {
-        const failed = webhook?.failed(messageId);
-        if (failed) return new Error(`${what} never reached ${name}: ${failed}`);
         const failure = handlerFailure(daemon.logs, messageId);
         const why = failure
           ? `: its handler failed (${failure}) and runs again after a pause`

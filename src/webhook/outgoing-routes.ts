@@ -99,6 +99,8 @@ export function registerOutgoingRoutes(
   clock: Clock,
   /** Whether a bot's start failed (and it has not started since): it is not waited for. */
   startFailed: (bot: string) => boolean = () => false,
+  /** Aborted once the stop's deadline passed (at once for a stop with none): see {@link answerOrCut}. */
+  stopping: AbortSignal = new AbortController().signal,
 ): void {
   for (const bot of bots) {
     // The deadline is read per delivery: a reload may change it.
@@ -300,8 +302,9 @@ export function registerOutgoingRoutes(
         const go = await whenReady(arrived, reply, lateDelivery(event));
         if (go === "answered") return reply;
       }
-      const answer = await handOver(event, arrived);
-      if (answer.refused) return hangUp(reply);
+      const answer = await answerOrCut(handOver(event, arrived), stopping);
+      if (answer === undefined) blog.warn({ messageId: event.message.id }, CUT_LINE);
+      if (answer === undefined || answer.refused) return hangUp(reply);
       return render(answer, payload.format);
     });
   }
@@ -312,6 +315,24 @@ function standbyBot(runtime: WebhookRuntime): string | undefined {
   return runtime.status.state === "standby"
     ? `bot ${runtime.name} runs on another instance now; try again`
     : undefined;
+}
+
+const CUT_LINE =
+  "outgoing webhook: the stop's deadline passed before the delivery was answered; its connection is closed, so that the server sends it again";
+
+/**
+ * The delivery's answer; undefined when the stop's deadline (`stopping`) comes first: the listener
+ * would otherwise wait for the answer up to the reply deadline, past the stop's own (a crash's
+ * included). The run goes on until the stop cuts it (kept then for the next start, see
+ * webhook-runtime.ts), and the server's retry meets it there through the delivery ledger.
+ */
+function answerOrCut(answer: Promise<Answer>, stopping: AbortSignal): Promise<Answer | undefined> {
+  return new Promise((resolve, reject) => {
+    const cut = () => resolve(undefined);
+    if (stopping.aborted) return cut();
+    stopping.addEventListener("abort", cut, { once: true });
+    answer.then(resolve, reject).finally(() => stopping.removeEventListener("abort", cut));
+  });
 }
 
 /** No answer: the connection is closed, so that the server retries the delivery (an error status it never retries). */

@@ -111,6 +111,39 @@ held("a reply after the reply deadline goes through the API", async ({ runBot, c
   expect(reply.client).not.toBe(FROM_ANSWER);
 });
 
+held(
+  "a stop cuts a delivery in flight at once; its run, kept, is made at the next start",
+  async ({ runBot }) => {
+    let runs = 0;
+    const slow = defineBot({
+      setup(bot) {
+        bot.on("message", async (ctx) => {
+          runs++;
+          if (runs === 1)
+            await new Promise((_, reject) =>
+              ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+            );
+          await ctx.reply(`done: ${ctx.text}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: slow, name: "slow", outgoingWebhook: true });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "one" });
+    await expect.poll(() => runs).toBe(1);
+    // On a held clock the reply deadline never passes: the stop must not wait for it.
+    await bot.stop();
+    // Its connection closed unanswered, the server retried it and gave up, the bot being down.
+    expect((await bot.nextReply({ after: id })).content).toBe("Failure! Bot is unavailable");
+    await bot.start();
+    const done = await bot.nextReply({ after: id, where: (m) => m.content.startsWith("done") });
+    expect(done.content).toBe("done: one");
+    expect(bot.replies().map((m) => m.content)).toEqual(["Failure! Bot is unavailable", "done: one"]);
+    // The server gave up on it, but the bot kept its run: handled does not call it lost.
+    const waited = await bot.handled(id, { timeoutMs: 300 }).catch((err: Error) => err);
+    expect(String(waited)).not.toMatch(/its delivery failed/);
+  },
+);
+
 test("a blank reply is refused by the server, as on a queue, and the answer holds the next", async ({
   runBot,
 }) => {
