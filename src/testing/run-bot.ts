@@ -201,12 +201,14 @@ async function startBot(
     return undefined;
   };
   const unreached = (id: number) => notReached(control, userId, id, webhook);
-  const silence = async (after: number, timeoutMs: number, why = "", sought = "message") => {
+  /** `why` replaces the reason the kit finds; `refused` (what `where` refused) follows it. */
+  const silence = async (after: number, timeoutMs: number, why = "", sought = "message", refused = "") => {
     const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
     // The bot's own messages are recorded as handled too (skipped): not "handled" for the reader,
     // nor a message that could not reach it.
     const theirs = after > 0 && view(after)?.sender_id !== userId;
-    const recorded = theirs && last.ledger.recorded(name, after);
+    // Not said handled without answering when it answered and `where` refused the answers.
+    const recorded = theirs && refused === "" && last.ledger.recorded(name, after);
     const state =
       why ||
       (after > 0 && !view(after) ? ` (the sandbox has no message ${after})` : "") ||
@@ -220,7 +222,7 @@ async function startBot(
         budget: runtimeNow()?.status.budget,
         testClock: options.clock !== undefined,
       });
-    return new Error(`${name} sent no ${sought}${what} within ${timeoutMs} ms${state}`);
+    return new Error(`${name} sent no ${sought}${what} within ${timeoutMs} ms${state}${refused}`);
   };
   const nextReply = async (options?: NextReplyOptions) => {
     checkWaitOptions(options, "nextReply", ["after", "timeoutMs", "where"]);
@@ -230,7 +232,7 @@ async function startBot(
     } catch {
       if (!where) throw await silence(after, timeoutMs);
       const refused = refusedByWhere(mine().filter((m) => m.id > after));
-      throw await silence(after, timeoutMs, refused, "message that `where` accepts");
+      throw await silence(after, timeoutMs, "", "message that `where` accepts", refused);
     }
   };
   const claims = new AskClaims();

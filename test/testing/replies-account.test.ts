@@ -24,7 +24,7 @@ test("a stopped bot's replies are its own, not those of a later bot on its accou
   expect(contents(second.replies())).toEqual(["2: two"]);
   // Nor does a stopped bot's nextReply take the later bot's message.
   await expect(first.nextReply({ timeoutMs: 200, where: (m) => m.content !== "one" })).rejects.toThrow(
-    /^echo sent no message within 200 ms \(it is stopped/,
+    /^echo sent no message that `where` accepts within 200 ms \(it is stopped: start\(\) it, and it catches the message up\) \(`where` refused its message \d+ \("one"\)\)$/,
   );
 
   // Started again once the other stops, it adds what it sends from then on: its own answer to
