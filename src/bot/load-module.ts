@@ -9,11 +9,13 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti, JitiOptions } from "jiti";
 import { displayPath } from "../config/config-source.ts";
+import { slimSourceMap } from "../errors/source-maps.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
 import type { BotDefinition } from "./define-bot.ts";
 import { definitionProblems, isObject } from "./definition-problems.ts";
 import { ModuleError } from "./module-error.ts";
 import { cachedTransform, transpileCacheDir } from "./transpile-cache.ts";
+import { withSourceMap } from "./transpile-maps.ts";
 
 /** Options of {@link loadBotModule}. */
 export interface LoadBotModuleOptions {
@@ -50,9 +52,14 @@ let installed:
   | undefined;
 // The transpile cache's folder (transpile-cache.ts), looked up (and made) when a loader is made.
 let cacheDir: string | false | undefined;
-/** A module's JavaScript: from the transpile cache when an earlier process made it, else babel's. */
+/**
+ * A module's JavaScript: from the transpile cache when an earlier process made it, else babel's;
+ * a module of the user's with its source map kept apart (transpile-maps.ts).
+ */
 const transform: Transform = (options) =>
-  cacheDir ? cachedTransform(cacheDir, options, () => transpile(options)) : transpile(options);
+  withSourceMap(options, (given) =>
+    cacheDir ? cachedTransform(cacheDir, given, () => transpile(given)) : transpile(given),
+  );
 const transpile: Transform = (options) => {
   // A require of its own: require() lists the module among its parent's children, which would
   // keep babel alive after its cache entry is deleted.
@@ -60,7 +67,8 @@ const transpile: Transform = (options) => {
   const hadOwn = Object.hasOwn(Error, "prepareStackTrace");
   const before = Error.prepareStackTrace;
   const limitBefore = Error.stackTraceLimit;
-  const result = babel(options);
+  const made = babel(options);
+  const result = made.error === undefined ? { ...made, code: slimSourceMap(made.code) } : made;
   if (Error.prepareStackTrace !== before) {
     installed = {
       prepare: Error.prepareStackTrace,

@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { originalPlace } from "./source-maps.ts";
 
 /** bothost's own code (built or not): frames there are not the user's. */
 const OWN = ["dist", "src"].map((dir) => fileURLToPath(new URL(`../../${dir}/`, import.meta.url)));
@@ -28,7 +29,7 @@ export function whereThrown(
     const place = PLACE.exec(frame);
     const found = place && FILE_LINE.exec((place[1] ?? place[2] ?? "").trim());
     if (!found) continue;
-    const [, where, line, column] = found as unknown as [string, string, string, string];
+    const [, where, madeLine, madeColumn] = found as unknown as [string, string, string, string];
     let file: string;
     try {
       // A module imported again (a reload) carries a query: `bot.mjs?reload=2`.
@@ -37,6 +38,9 @@ export function whereThrown(
       continue;
     }
     if (file.split(/[\\/]/).includes("node_modules") || OWN.some((own) => file.startsWith(own))) continue;
+    // A TypeScript module's frame is in the code made of it: said in its own source.
+    const original = originalPlace(file, Number(madeLine), Number(madeColumn));
+    const [line, column] = original ? [original.line, original.column] : [madeLine, madeColumn];
     if (typeof cwd === "function") return `${cwd(file)}:${line}:${column}`;
     const relative = path.relative(cwd, file);
     const shown =

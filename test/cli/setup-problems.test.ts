@@ -63,6 +63,35 @@ describe("bothost check", () => {
     expect(hasStackTrace(stderr)).toBe(false);
   });
 
+  // The transform hoists an import written after code, cramming the lines between onto its line.
+  it.each([
+    ["an import after the code", 4, ""],
+    ["the imports first", 5, 'import fs from "node:fs";\n'],
+  ])(
+    "names the line and column a setup threw at in the module's own source, with %s",
+    async (_what, line, first) => {
+      await writeFile(
+        file,
+        `import { defineBot } from "bothost";\n${first}export default defineBot({
+  setup(bot) {
+    if (!ok()) throw new TypeError("setup refuses on purpose");
+    bot.on("message", (ctx) => ctx.reply("x"));
+  },
+});
+${first ? "" : 'import fs from "node:fs";\n'}function ok(): boolean { return fs.existsSync("/nonexistent"); }
+`,
+      );
+      for (const run of ["made", "from the transpile cache"]) {
+        const { code, stderr } = await runCli(["check"], { cwd: project });
+        expect({ run, code, stderr }).toEqual({
+          run,
+          code: 1,
+          stderr: `bothost check: bots.hello (./bots/hello.ts): setup threw TypeError at bots/hello.ts:${line}:22: setup refuses on purpose\n`,
+        });
+      }
+    },
+  );
+
   it("still passes the project as bothost init wrote it", async () => {
     await writeFile(file, source);
     const { code, stdout } = await runCli(["check"], { cwd: project });
