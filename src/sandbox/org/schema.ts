@@ -3,7 +3,7 @@
  * `OrgInput` is what `startSandbox({ org })` accepts as an object, `Org` the parsed form.
  */
 import { z } from "zod";
-import { PROFILE_FIELD_TYPES } from "../state/data.ts";
+import { DEFAULT_MOVE_LIMIT_SECONDS, PROFILE_FIELD_TYPES } from "../state/data.ts";
 
 const email = z.string().trim().min(3).includes("@", { message: "must be an email address (name@host)" });
 const apiKey = z
@@ -116,6 +116,24 @@ export const OrgRealm = z.strictObject({
   allow_edit_history: z.boolean().default(true),
   /** Seconds after sending that its sender may still edit a message's content; null: no limit. */
   message_content_edit_limit_seconds: z.number().int().min(1).nullable().default(null),
+  /** The system group whose members may move messages to another topic of their channel. */
+  can_move_messages_between_topics_group: z
+    .enum([
+      "role:everyone",
+      "role:members",
+      "role:moderators",
+      "role:administrators",
+      "role:owners",
+      "role:nobody",
+    ])
+    .default("role:everyone"),
+  /** Seconds after sending that a message may still be moved to another topic, below moderators; null: no limit. */
+  move_messages_within_stream_limit_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .nullable()
+    .default(DEFAULT_MOVE_LIMIT_SECONDS),
   profile_field_editing_allowed: z.boolean().default(true),
   default_language: z.string().default("en"),
 });

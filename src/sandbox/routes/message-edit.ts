@@ -6,8 +6,14 @@ import { rstripped } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
+import { SYSTEM_GROUPS } from "../org/build-state.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
-import type { EditRecord, MessageRecord } from "../state/data.ts";
+import {
+  DEFAULT_MOVE_LIMIT_SECONDS,
+  type EditRecord,
+  type MessageRecord,
+  type RealmRecord,
+} from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
@@ -39,8 +45,12 @@ function editMessage(ctx: AuthedContext) {
   if (msg.type === "private" && (topicRaw !== undefined || streamId !== undefined)) {
     throw badRequest("Direct messages cannot be moved to channels.");
   }
-  // Only the sender edits content; moderators and up may also move others' messages.
-  if (msg.sender_id !== user.user_id && (contentRaw !== undefined || user.role > 300)) {
+  // Only the sender edits content; moderators and up may also move others' messages to another
+  // channel; a topic move is the realm's can_move_messages_between_topics_group's (checked below).
+  if (
+    msg.sender_id !== user.user_id &&
+    (contentRaw !== undefined || (streamId !== undefined && user.role > 300))
+  ) {
     throw badRequest("You don't have permission to edit this message");
   }
   const now = core.clock.seconds();
@@ -51,6 +61,7 @@ function editMessage(ctx: AuthedContext) {
   }
   const topicChanged = newTopic !== undefined && newTopic !== msg.topic;
   const streamChanged = newStream !== undefined && newStream.stream_id !== msg.stream_id;
+  if (topicChanged) checkTopicMove(data.realm, user.role, now - msg.timestamp);
   if (streamChanged || topicChanged)
     checkTopicPolicy(newStream ?? streamById(data, msg.stream_id!)!, newTopic ?? msg.topic);
   // Edited to nothing but whitespace, the message is kept saying "(deleted)" (a send is refused).
@@ -142,6 +153,25 @@ function editMessage(ctx: AuthedContext) {
     return ev;
   });
   return {};
+}
+
+/** The server's grace past a time limit, for a request sent just before it. */
+const EDIT_LIMIT_BUFFER_SECONDS = 20;
+
+/**
+ * A move to another topic, as the server allows it: by a member of the realm's
+ * `can_move_messages_between_topics_group` (default everyone), within
+ * `move_messages_within_stream_limit_seconds` of sending (default 7 days) unless a moderator or above.
+ */
+function checkTopicMove(realm: RealmRecord, role: number, age: number): void {
+  const group = realm.can_move_messages_between_topics_group ?? "role:everyone";
+  const maxRole = SYSTEM_GROUPS.find((g) => g.name === group)?.maxRole ?? 0;
+  if (role > maxRole) throw badRequest("You don't have permission to edit this message");
+  const limit = realm.move_messages_within_stream_limit_seconds;
+  const seconds = limit === undefined ? DEFAULT_MOVE_LIMIT_SECONDS : limit;
+  if (seconds !== null && role > 300 && age > seconds + EDIT_LIMIT_BUFFER_SECONDS) {
+    throw badRequest("The time limit for editing this message's topic has passed.");
+  }
 }
 
 function movedMessages(

@@ -206,6 +206,9 @@ export interface DomainRecord {
   allow_subdomains: boolean;
 }
 
+/** The server's default `move_messages_within_stream_limit_seconds`: 7 days. */
+export const DEFAULT_MOVE_LIMIT_SECONDS = 7 * 24 * 60 * 60;
+
 export interface RealmRecord {
   id: number;
   name: string;
@@ -222,6 +225,10 @@ export interface RealmRecord {
   allow_edit_history: boolean;
   /** Seconds after sending that content may still be edited; null (or absent): no limit. */
   message_content_edit_limit_seconds?: number | null;
+  /** The system group whose members may move messages between topics (absent: `role:everyone`). */
+  can_move_messages_between_topics_group?: string;
+  /** Seconds after sending that a message may be moved to another topic (absent: 7 days; null: no limit). */
+  move_messages_within_stream_limit_seconds?: number | null;
   /** Whether users may edit their own custom profile fields at all. */
   profile_field_editing_allowed: boolean;
   date_created: number;
