@@ -15,7 +15,7 @@
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
-import type { Clock } from "../time/clock.ts";
+import { type Clock, nextTurn } from "../time/clock.ts";
 import { taskFields } from "./event-fields.ts";
 import { HeldTasks } from "./held-tasks.ts";
 import {
@@ -68,6 +68,8 @@ export class ConversationQueue {
   /** The task running inside push() (see `#runNow`), if any. */
   #inline: Task | undefined;
   readonly #waiters = new InFlightWaiters();
+  /** The tasks running when {@link abortAll} last aborted them, until {@link abortedEnded}. */
+  #aborted: Task[] = [];
 
   constructor(options: ConversationQueueOptions) {
     this.#concurrency = positiveInt(options.concurrency, "concurrency");
@@ -162,6 +164,21 @@ export class ConversationQueue {
   }
 
   /**
+   * After {@link abortAll}: resolves once the tasks that ended at the abort released their keys
+   * (what a run keeps as it ends, a dead letter or its message's mark, is written while the store
+   * is open). A task still running a turn after the abort is deaf to its signal: not waited for.
+   */
+  async abortedEnded(): Promise<void> {
+    const aborted = this.#aborted;
+    this.#aborted = [];
+    await nextTurn();
+    // Those that returned hold their key while their end is written; tasks held before the abort
+    // (a write retried through an outage) are not waited for: their own abort stops them.
+    const ending = aborted.filter((task) => task.state === "held");
+    while (ending.some((task) => task.state === "held")) await this.onBelow(this.inFlight);
+  }
+
+  /**
    * Shutdown past its deadline: abort every running or held task's signal with `ROUTER_ABORTED` and drop
    * every waiting task (its `onDone` is called). Returns how many tasks were dropped.
    */
@@ -176,7 +193,8 @@ export class ConversationQueue {
     }
     this.#ready = undefined;
     this.#waiting = 0;
-    for (const task of this.#running.list()) task.abort(reason);
+    this.#aborted = this.#running.list();
+    for (const task of this.#aborted) task.abort(reason);
     this.#inline?.abort(reason);
     for (const [key, onDone] of dropped) this.#callDone(onDone, key);
     if (this.#active === 0) this.#timeouts.disarm();

@@ -130,6 +130,8 @@ export class Dispatcher {
           { abandoned, stop },
           "the bot's stop deadline passed; handlers still running were aborted",
         );
+      // Before the store closes: a run the abort ended keeps its letter and its message's mark.
+      await this.#queue.abortedEnded();
       return abandoned;
     } finally {
       deadline.clear();
