@@ -3,7 +3,12 @@
  * `OrgInput` is what `startSandbox({ org })` accepts as an object, `Org` the parsed form.
  */
 import { z } from "zod";
-import { DEFAULT_MOVE_LIMIT_SECONDS, PROFILE_FIELD_TYPES } from "../state/data.ts";
+import {
+  DEFAULT_CHANNEL_MOVERS,
+  DEFAULT_MOVE_LIMIT_SECONDS,
+  DEFAULT_TOPIC_MOVERS,
+  PROFILE_FIELD_TYPES,
+} from "../state/data.ts";
 
 const email = z.string().trim().min(3).includes("@", { message: "must be an email address (name@host)" });
 const apiKey = z
@@ -126,9 +131,20 @@ export const OrgRealm = z.strictObject({
       "role:owners",
       "role:nobody",
     ])
-    .default("role:everyone"),
+    .default(DEFAULT_TOPIC_MOVERS),
   /** Seconds after sending that a message may still be moved to another topic, below moderators; null: no limit. */
   move_messages_within_stream_limit_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .nullable()
+    .default(DEFAULT_MOVE_LIMIT_SECONDS),
+  /** The system group whose members may move messages to another channel (the server refuses role:everyone). */
+  can_move_messages_between_channels_group: z
+    .enum(["role:members", "role:moderators", "role:administrators", "role:owners", "role:nobody"])
+    .default(DEFAULT_CHANNEL_MOVERS),
+  /** Seconds after sending that a message may still be moved to another channel, below moderators; null: no limit. */
+  move_messages_between_streams_limit_seconds: z
     .number()
     .int()
     .min(1)

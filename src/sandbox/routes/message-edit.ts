@@ -9,10 +9,14 @@ import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { SYSTEM_GROUPS } from "../org/build-state.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
 import {
+  DEFAULT_CHANNEL_MOVERS,
   DEFAULT_MOVE_LIMIT_SECONDS,
+  DEFAULT_TOPIC_MOVERS,
   type EditRecord,
   type MessageRecord,
   type RealmRecord,
+  type StreamRecord,
+  type UserRecord,
 } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
@@ -45,23 +49,22 @@ function editMessage(ctx: AuthedContext) {
   if (msg.type === "private" && (topicRaw !== undefined || streamId !== undefined)) {
     throw badRequest("Direct messages cannot be moved to channels.");
   }
-  // Only the sender edits content; moderators and up may also move others' messages to another
-  // channel; a topic move is the realm's can_move_messages_between_topics_group's (checked below).
-  if (
-    msg.sender_id !== user.user_id &&
-    (contentRaw !== undefined || (streamId !== undefined && user.role > 300))
-  ) {
+  // Only the sender edits content; moves follow the realm's settings (checked below), not the sender.
+  if (msg.sender_id !== user.user_id && contentRaw !== undefined) {
     throw badRequest("You don't have permission to edit this message");
   }
   const now = core.clock.seconds();
+  const age = now - msg.timestamp;
   const newTopic = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
+  const topicChanged = newTopic !== undefined && newTopic !== msg.topic;
+  if (topicChanged) checkTopicMove(data.realm, user.role, age);
+  if (streamId !== undefined) checkChannelMover(data.realm, user, streamById(data, msg.stream_id!)!);
   const newStream = streamId === undefined ? undefined : streamById(data, streamId);
   if (streamId !== undefined && (!newStream || !canAccessContent(data, user, newStream))) {
     throw streamDoesNotExist(streamId);
   }
-  const topicChanged = newTopic !== undefined && newTopic !== msg.topic;
+  if (streamId !== undefined) checkChannelMoveTime(data.realm, user.role, age);
   const streamChanged = newStream !== undefined && newStream.stream_id !== msg.stream_id;
-  if (topicChanged) checkTopicMove(data.realm, user.role, now - msg.timestamp);
   if (streamChanged || topicChanged)
     checkTopicPolicy(newStream ?? streamById(data, msg.stream_id!)!, newTopic ?? msg.topic);
   // Edited to nothing but whitespace, the message is kept saying "(deleted)" (a send is refused).
@@ -164,14 +167,37 @@ const EDIT_LIMIT_BUFFER_SECONDS = 20;
  * `move_messages_within_stream_limit_seconds` of sending (default 7 days) unless a moderator or above.
  */
 function checkTopicMove(realm: RealmRecord, role: number, age: number): void {
-  const group = realm.can_move_messages_between_topics_group ?? "role:everyone";
-  const maxRole = SYSTEM_GROUPS.find((g) => g.name === group)?.maxRole ?? 0;
-  if (role > maxRole) throw badRequest("You don't have permission to edit this message");
-  const limit = realm.move_messages_within_stream_limit_seconds;
-  const seconds = limit === undefined ? DEFAULT_MOVE_LIMIT_SECONDS : limit;
-  if (seconds !== null && role > 300 && age > seconds + EDIT_LIMIT_BUFFER_SECONDS) {
+  if (!inSystemGroup(realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS, role))
+    throw badRequest("You don't have permission to edit this message");
+  if (pastMoveLimit(realm.move_messages_within_stream_limit_seconds, role, age))
     throw badRequest("The time limit for editing this message's topic has passed.");
-  }
+}
+
+/**
+ * Who may move a message out of `from`, as the server allows it: an administrator, a member of the
+ * realm's `can_move_messages_between_channels_group` (default members), or the channel's
+ * administrator (its creator, the sandbox's only `can_administer_channel_group` member).
+ */
+function checkChannelMover(realm: RealmRecord, user: UserRecord, from: StreamRecord): void {
+  const group = realm.can_move_messages_between_channels_group ?? DEFAULT_CHANNEL_MOVERS;
+  if (user.role <= 200 || inSystemGroup(group, user.role) || from.creator_id === user.user_id) return;
+  throw badRequest("You don't have permission to move this message");
+}
+
+/** A move to another channel within `move_messages_between_streams_limit_seconds` (default 7 days). */
+function checkChannelMoveTime(realm: RealmRecord, role: number, age: number): void {
+  if (pastMoveLimit(realm.move_messages_between_streams_limit_seconds, role, age))
+    throw badRequest("The time limit for editing this message's channel has passed");
+}
+
+function inSystemGroup(group: string, role: number): boolean {
+  return role <= (SYSTEM_GROUPS.find((g) => g.name === group)?.maxRole ?? 0);
+}
+
+/** Past a move limit (absent: the 7-day default; null: none) plus its grace; moderators and up never are. */
+function pastMoveLimit(limit: number | null | undefined, role: number, age: number): boolean {
+  const seconds = limit === undefined ? DEFAULT_MOVE_LIMIT_SECONDS : limit;
+  return seconds !== null && role > 300 && age > seconds + EDIT_LIMIT_BUFFER_SECONDS;
 }
 
 function movedMessages(

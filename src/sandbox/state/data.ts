@@ -208,6 +208,9 @@ export interface DomainRecord {
 
 /** The server's default `move_messages_within_stream_limit_seconds`: 7 days. */
 export const DEFAULT_MOVE_LIMIT_SECONDS = 7 * 24 * 60 * 60;
+/** The server's default groups of who may move messages to another topic and to another channel. */
+export const DEFAULT_TOPIC_MOVERS = "role:everyone";
+export const DEFAULT_CHANNEL_MOVERS = "role:members";
 
 export interface RealmRecord {
   id: number;
@@ -229,6 +232,10 @@ export interface RealmRecord {
   can_move_messages_between_topics_group?: string;
   /** Seconds after sending that a message may be moved to another topic (absent: 7 days; null: no limit). */
   move_messages_within_stream_limit_seconds?: number | null;
+  /** The system group whose members may move messages between channels (absent: `role:members`). */
+  can_move_messages_between_channels_group?: string;
+  /** Seconds after sending that a message may be moved to another channel (absent: 7 days; null: no limit). */
+  move_messages_between_streams_limit_seconds?: number | null;
   /** Whether users may edit their own custom profile fields at all. */
   profile_field_editing_allowed: boolean;
   date_created: number;

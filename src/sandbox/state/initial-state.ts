@@ -10,9 +10,16 @@ import type { SandboxCore } from "../core.ts";
 import { SERVER_GENERATION } from "../core.ts";
 import type { RegisterParams } from "../queues/register-params.ts";
 import { pendingScheduled, scheduledToApi } from "../scheduler.ts";
-import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
+import {
+  DEFAULT_CHANNEL_MOVERS,
+  DEFAULT_MOVE_LIMIT_SECONDS,
+  DEFAULT_TOPIC_MOVERS,
+  PROFILE_FIELD_TYPES,
+  type RealmRecord,
+  type UserRecord,
+} from "./data.ts";
 import { EMOJI_DATA_PATH } from "./emoji.ts";
-import { canAccessMetadata, streamById, streamToApi, subscriptionToApi } from "./streams.ts";
+import { canAccessMetadata, streamById, streamToApi, subscriptionToApi, systemGroupId } from "./streams.ts";
 import { userSettingsToApi } from "./user-settings.ts";
 import { apiEmail, avatarUrl, botToApi, userGroupView, userToApi } from "./users.ts";
 
@@ -50,6 +57,7 @@ export function initialState(
       realm_is_zephyr_mirror_realm: false,
       realm_message_content_edit_limit_seconds: data.realm.message_content_edit_limit_seconds ?? null,
       realm_message_content_delete_limit_seconds: null,
+      ...moveSettings(data.realm, (name) => systemGroupId(data, name)),
       max_file_upload_size_mib: 25,
       server_generation: SERVER_GENERATION,
       server_needs_upgrade: false,
@@ -213,5 +221,23 @@ function unreadMessages(core: SandboxCore, user: UserRecord): Record<string, unk
     huddles: [...huddles].map(([k, ids]) => ({ user_ids_string: k, unread_message_ids: ids })),
     mentions,
     old_unreads_missing: false,
+  };
+}
+
+/** The realm's message-move settings as `/register` states them: each group as its system group's id. */
+function moveSettings(realm: RealmRecord, groupId: (name: string) => number): Record<string, unknown> {
+  const limit = (seconds: number | null | undefined) =>
+    seconds === undefined ? DEFAULT_MOVE_LIMIT_SECONDS : seconds;
+  return {
+    realm_can_move_messages_between_channels_group: groupId(
+      realm.can_move_messages_between_channels_group ?? DEFAULT_CHANNEL_MOVERS,
+    ),
+    realm_can_move_messages_between_topics_group: groupId(
+      realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS,
+    ),
+    realm_move_messages_between_streams_limit_seconds: limit(
+      realm.move_messages_between_streams_limit_seconds,
+    ),
+    realm_move_messages_within_stream_limit_seconds: limit(realm.move_messages_within_stream_limit_seconds),
   };
 }

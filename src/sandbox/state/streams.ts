@@ -55,7 +55,8 @@ export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: S
   return user.role <= 200 || canAccessContent(data, user, stream);
 }
 
-function systemGroupId(data: SandboxData, name: string): number {
+/** The id of the system group `name` (`role:members` …), as group-setting values name it. */
+export function systemGroupId(data: SandboxData, name: string): number {
   return data.userGroups.find((g) => g.is_system_group && g.name === name)?.id ?? 0;
 }
 
