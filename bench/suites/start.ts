@@ -8,7 +8,7 @@
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import { repoRoot, spawnDaemon, writeDaemonConfig } from "../lib/daemon-process.ts";
 import { cpuSeconds } from "../lib/proc.ts";
@@ -54,7 +54,10 @@ export async function runStart(
         const dir = await mkdtemp(join(tmpdir(), "bothost-bench-start-"));
         try {
           const file = join(dir, "bothost.yaml");
-          const bot = { name: "echo", module: join(repoRoot, "bots/echo.ts"), email: BOT };
+          // Each build runs the echo bot of its own tree: the bot's `import … from "bothost"` resolves
+          // to the package it is in, so a baseline run on this tree's bot would load both builds.
+          const tree = builds[i]!.cli ? resolve(builds[i]!.cli!, "../../..") : repoRoot;
+          const bot = { name: "echo", module: join(tree, "bots/echo.ts"), email: BOT };
           await writeDaemonConfig(file, {
             url: sandbox.url,
             state: { path: join(dir, "state") },
