@@ -11,6 +11,7 @@ import type { Logger } from "../api/logger.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { runFields } from "./event-fields.ts";
+import { handlerOf, type RunHolder } from "./handler-names.ts";
 import type { JobOccurrence } from "./incoming.ts";
 import { handlerTimedOut } from "./router-error.ts";
 
@@ -109,11 +110,12 @@ export async function withinAttemptTime(
   run: NamedRun,
   attempt: number,
   stopping: AbortSignal,
-  go: (signal: AbortSignal) => unknown,
+  go: (signal: AbortSignal, holder: RunHolder) => unknown,
 ): Promise<void> {
+  const holder: RunHolder = { running: undefined };
   const timedOut = () => {
     o.log.warn(
-      { ...namedRun(run), attempt, timeoutMs: o.handlerTimeoutMs },
+      { ...namedRun(run), ...handlerOf(holder.running), attempt, timeoutMs: o.handlerTimeoutMs },
       attempt > 1
         ? "handler timed out on a later attempt; its signal was aborted"
         : "handler timed out; its signal was aborted",
@@ -122,7 +124,7 @@ export async function withinAttemptTime(
   };
   const timeout = new AttemptTimeout(o.clock, o.handlerTimeoutMs, timedOut);
   try {
-    await go(timeout.watch(AbortSignal.any([stopping, timeout.signal])));
+    await go(timeout.watch(AbortSignal.any([stopping, timeout.signal])), holder);
   } finally {
     timeout.clear();
   }

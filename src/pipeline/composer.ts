@@ -4,6 +4,7 @@ import { eventSchemas, isEventType, isTypedEvent } from "../wire/events.ts";
 import type { Sender, Where } from "./addressed.ts";
 import { isThenable } from "./conversation-queue.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
+import { IN_HANDLER, type InHandler, Registration } from "./handler-names.ts";
 import type { RoutableContext } from "./routable-context.ts";
 
 export type { RoutableContext } from "./routable-context.ts";
@@ -68,7 +69,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     for (const [i, mw] of middleware.entries()) {
       if (typeof mw !== "function")
         throw argument(`use(): argument ${i + 1} must be a function (ctx, next), got ${typeof mw}.`);
-      this.#stack.push(callUser(mw, this.#stack.length));
+      this.#stack.push(callUser(mw, this.#stack.length, new Registration("use()")));
     }
     return this;
   }
@@ -95,7 +96,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     const allTyped = types.includes("*");
     const allUnknown = types.includes("unknown");
     const wanted = new Set(types);
-    const run = callUser(handler as Middleware<C>, this.#stack.length);
+    const run = callUser(handler as Middleware<C>, this.#stack.length, new Registration(where));
     this.#stack.push((ctx, chain, i) => {
       // A typed event reaches `"*"` and its type's routes; an unknown one (including a known type
       // that failed its schema) reaches `"unknown"` and routes for type names this version does not know.
@@ -193,23 +194,38 @@ function runFrom<C>(chain: Chain<C>, i: number, ctx: C): Done {
   return step === undefined ? chain.end(ctx) : step(ctx, chain, i);
 }
 
-/** User middleware as a step: its `next()` is a Promise of the rest (run at most once). */
-function callUser<C>(mw: Middleware<C>, i: number): Step<C> {
+/**
+ * User middleware as a step: its `next()` is a Promise of the rest (run at most once). The context
+ * is marked in it (`made`) as it begins and as the rest comes back to it, for a timeout's line.
+ */
+function callUser<C>(mw: Middleware<C>, i: number, made: Registration): Step<C> {
   return (ctx, chain, at) => {
     let called = false;
+    (ctx as InHandler)[IN_HANDLER] = made;
     return wait(
       mw(ctx, () => {
         if (called) return Promise.reject(twice(i));
         called = true;
         // A Promise even when the rest ran (or failed) synchronously.
         try {
-          return runFrom(chain, at + 1, ctx) ?? RESOLVED;
+          const rest = runFrom(chain, at + 1, ctx);
+          if (rest !== undefined) return backIn(rest, ctx as InHandler, made);
+          (ctx as InHandler)[IN_HANDLER] = made;
+          return RESOLVED;
         } catch (error) {
+          (ctx as InHandler)[IN_HANDLER] = made;
           return Promise.reject(error);
         }
       }),
     );
   };
+}
+
+/** `rest`, the chain after a middleware, marking the context in that middleware again once it settled. */
+function backIn(rest: Promise<void>, ctx: InHandler, made: Registration): Promise<void> {
+  return rest.finally(() => {
+    ctx[IN_HANDLER] = made;
+  });
 }
 
 /** A middleware's result as {@link Done}: a thenable (other than RESOLVED) is waited for. */

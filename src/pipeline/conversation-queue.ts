@@ -17,6 +17,7 @@ import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import { type Clock, nextTurn } from "../time/clock.ts";
 import { taskFields } from "./event-fields.ts";
+import { handlerOf } from "./handler-names.ts";
 import { HeldTasks } from "./held-tasks.ts";
 import {
   Fifo,
@@ -285,7 +286,12 @@ export class ConversationQueue {
     task.timedOut = true;
     task.abort(handlerTimedOut(this.#timeoutMs, task.key));
     // Named as each later attempt's line is (handler-failures.ts): its event, the attempt.
-    const fields = { conversation: task.key, ...taskFields(task.arg), timeoutMs: this.#timeoutMs };
+    const fields = {
+      conversation: task.key,
+      ...taskFields(task.arg),
+      ...handlerOf(task.running),
+      timeoutMs: this.#timeoutMs,
+    };
     this.#log.warn(fields, "handler timed out; its signal was aborted and the queue moved on");
     this.#finish(task);
   }

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import type { RunHolder } from "./handler-names.ts";
 import type { FailureMetrics } from "./incoming.ts";
 import type { AttemptTurns } from "./replay-turns.ts";
 import type { StoreHealth } from "./store-health.ts";
@@ -55,7 +56,7 @@ export interface FailedRun {
   /** A replayed letter's turns: each later attempt waits for the bot's replay turn (replay-turns.ts). */
   turns?: AttemptTurns | undefined;
   /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
-  again(signal: AbortSignal): unknown;
+  again(signal: AbortSignal, holder?: RunHolder): unknown;
   /** The effects the last run made (or found made), its `ctx.external` results too, for the dead letter to carry. */
   effects(): JsonValue[];
   /** The dialog the run replays, for the dead letter to carry. */

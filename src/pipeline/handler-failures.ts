@@ -224,7 +224,7 @@ export class HandlerFailures {
         ran = true;
         o.metrics?.handlerRetried(run.event.type);
         attempts++;
-        await withinAttemptTime(o, run, attempts, stopping, (s) => run.again(s));
+        await withinAttemptTime(o, run, attempts, stopping, (s, holder) => run.again(s, holder));
       };
       try {
         // A replayed letter's pause holds no other letter of the bot (replay-turns.ts).

@@ -33,6 +33,8 @@ export interface TaskControl {
    * promise that never settles). Its holds still keep the key.
    */
   end(): void;
+  /** The context of the handler run this task is: its timeout's line names the handler it is in. */
+  running: object | undefined;
 }
 
 /**
@@ -98,6 +100,7 @@ export class Task implements TaskControl, BudgetWaits {
   endedEarly = false;
   /** Its place among its queue's running tasks; -1 when not running. */
   slot = -1;
+  running: object | undefined = undefined;
 
   constructor(
     readonly key: string,

@@ -102,7 +102,7 @@ export class RunFailures {
       ...replayedOf(incoming),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
       records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),
-      again: async (signal) => {
+      again: async (signal, holder) => {
         // Ended during the pause (an operator's end): its handler does not run again.
         if (dialog && this.#p.o.dialogs.isEnded(dialog.id)) {
           this.#p.o.log.info({ dialog: dialog.id }, ENDED_MEANWHILE);
@@ -112,6 +112,7 @@ export class RunFailures {
         const state = KV.run(this.#p.o.contexts.state, stateKeyOf, incoming);
         const turn = last && ledgerIdOf(incoming.event) !== undefined ? new Turn(dialog) : undefined;
         const ctx = this.#p.o.contexts.forRun(incoming, signal, true, last, state, turn, progresses);
+        if (holder) holder.running = ctx;
         const started = this.#p.o.metrics ? monotonicMs() : 0;
         try {
           // Parked: the dialog waits again (its record kept), the attempt is done.

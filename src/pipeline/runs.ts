@@ -99,6 +99,7 @@ export class HandlerRuns {
     // A message's run can ask (ctx.prompt): it is a turn of a dialog.
     const turn = effects && ledgerIdOf(incoming.event) !== undefined ? new Turn(incoming.dialog) : undefined;
     const ctx = this.#o.contexts.forRun(incoming, control, incoming.replayed, effects, state, turn);
+    control.running = ctx;
     const started = this.#o.metrics ? monotonicMs() : 0;
     let pending: Promise<void> | undefined;
     try {

@@ -26,6 +26,7 @@ import {
   type NextFunction,
 } from "../../pipeline/composer.ts";
 import type { BotContext } from "../../pipeline/context.ts";
+import { IN_HANDLER, type InHandler, Registration } from "../../pipeline/handler-names.ts";
 import type { AnyEvent } from "../../wire/events.ts";
 import { BotSetupError } from "../setup-error.ts";
 import {
@@ -248,6 +249,8 @@ export class CommandRouter implements AccountMember {
     const command = sub ?? parent;
     const call = sub ? { ...word, word: `${word.word} ${first}`, line: after } : word;
     const name = fullName(command);
+    // Its checks (a role's lookup) and its handler: a timeout's line names the command.
+    (ctx as InHandler)[IN_HANDLER] = command.made;
     const parsed = parseArguments(command, call.line);
     ctx.args = parsed.ok ? parsed.args : {};
     ctx.options = parsed.ok ? parsed.options : {};
@@ -382,5 +385,6 @@ function generatedHelp(router: CommandRouter): Command {
       ctx.reply(router.helpText(ctx.args.command, ctx.args.subcommand))) as never,
     parent: undefined,
     subcommands: [],
+    made: new Registration('the generated command "help"', false),
   };
 }

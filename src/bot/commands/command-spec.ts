@@ -8,6 +8,7 @@ import { suggest } from "../../errors/did-you-mean.ts";
 import type { Sender, Where } from "../../pipeline/addressed.ts";
 import type { ContextFor } from "../../pipeline/composer.ts";
 import type { BotContext } from "../../pipeline/context.ts";
+import { Registration } from "../../pipeline/handler-names.ts";
 import { BotSetupError } from "../setup-error.ts";
 
 /** A command's arguments or options: a zod schema per name. */
@@ -82,6 +83,8 @@ export interface Command {
   parent: string | undefined;
   /** A command's subcommands, in declaration order; a subcommand has none. */
   subcommands: Command[];
+  /** Its registration, named on the line of a run that times out in its handler. */
+  made: Registration;
 }
 
 /** A command's full name: `standup skip` for a subcommand. */
@@ -159,6 +162,7 @@ export function checkCommand(
     handler: handler as Command["handler"],
     parent: parent?.name,
     subcommands: [],
+    made: new Registration(`command "${parent ? `${parent.name} ` : ""}${command}"`),
   };
 }
 
