@@ -34,7 +34,7 @@ it("names the command, the route or the middleware a run timed out in, and where
       // MIDDLEWARE
       bot.use(async (ctx, next) => {
         await next();
-        if (ctx.event.type === "message" && ctx.event.message.content === "after") await opened;
+        if (ctx.event.type === "message" && ctx.text === "after") await opened;
       });
       // COMMAND
       bot.command("deploy", async () => {
