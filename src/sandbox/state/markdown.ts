@@ -1,11 +1,14 @@
 /**
  * A small Markdown renderer: enough of the server's dialect for bots to see plausible HTML and,
  * above all, for mentions to be found the way the server finds them (not inside code).
- * Supported: paragraphs, line breaks, fenced code / quote / spoiler blocks, `code`, **bold**,
- * *italic*, links, user / group / wildcard mentions, channel links, <time:…>, /me.
+ * Supported: paragraphs, line breaks, fenced code / quote / spoiler blocks, headings, lists,
+ * tables (markdown-structures.ts), `code`, **bold**, *italic*, ~~strike~~, links, emoji by name,
+ * user / group / wildcard mentions, channel links, <time:…>, /me.
  */
 import type { SandboxData } from "./data.ts";
+import { EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeHtml } from "./escape-html.ts";
+import { structureAt } from "./markdown-structures.ts";
 
 export interface Rendered {
   html: string;
@@ -66,6 +69,16 @@ function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
       while (i < lines.length && lines[i]!.startsWith(">")) quoted.push(lines[i++]!.replace(/^> ?/, ""));
       i--;
       out.push(`<blockquote>\n${renderBlocks(data, quoted.join("\n"), r)}\n</blockquote>`);
+      continue;
+    }
+    const structure = structureAt(lines, i, {
+      blocks: (inner) => renderBlocks(data, inner, r),
+      inline: (text) => inline(data, text, r),
+    });
+    if (structure !== undefined) {
+      flush();
+      out.push(structure.html);
+      i += structure.used - 1;
       continue;
     }
     if (line.trim() === "") flush();
@@ -129,8 +142,31 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
     (_all, iso: string) => `<time datetime="${iso}">${iso}</time>`,
   );
   html = html.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+  html = html.replace(/~~([^~]+)~~/g, "<del>$1</del>");
   html = html.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>");
   html = html.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>');
   html = html.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/g, '$1<a href="$2">$2</a>');
-  return html;
+  // Emoji by name, in the text between tags, outside links (an address is kept as written).
+  let inLink = false;
+  return html
+    .split(/(<[^>]*>)/)
+    .map((part, i) => {
+      if (i % 2 === 0) return inLink ? part : emoji(part);
+      if (/^<a[\s>]/.test(part)) inLink = true;
+      else if (part === "</a>") inLink = false;
+      return part;
+    })
+    .join("");
+}
+
+/** `:name:` of an emoji the server knows, as the server shows it; other names stay as written. */
+function emoji(text: string): string {
+  return text.replace(/(?<![\w:]):([a-z0-9_+-]+):(?![\w:])/g, (all, name: string) => {
+    const title = name.replaceAll("_", " ");
+    if (name === ZULIP_EMOJI)
+      return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
+    const code = Object.hasOwn(EMOJI_CODES, name) ? EMOJI_CODES[name] : undefined;
+    if (code === undefined) return all;
+    return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
+  });
 }

@@ -1,0 +1,98 @@
+/**
+ * The block structures of the server's Markdown beyond paragraphs, code and quotes: headings,
+ * bulleted and numbered lists (which, as on the server, need no blank line before them), and
+ * tables. Each takes the lines from where it begins and says how many it used; what is inside a
+ * list item or a table cell is rendered by the caller's functions.
+ */
+
+/** Renders Markdown blocks (a list item's lines past its first) and inline text (cells, items). */
+export interface Renderers {
+  blocks(source: string): string;
+  inline(text: string): string;
+}
+
+/** A structure's HTML, and how many lines (from the one it began at) it used. */
+export interface Structure {
+  html: string;
+  used: number;
+}
+
+const HEADING = /^(#{1,6}) +(.*?)(?: +#+)? *$/;
+const ITEM = /^( {0,3})(?:([*+-])|(\d{1,9})\.) +(.*)$/;
+const DELIMITER = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
+
+/** A heading, list or table beginning at `lines[at]`; undefined when none does. */
+export function structureAt(lines: readonly string[], at: number, render: Renderers): Structure | undefined {
+  const line = lines[at]!;
+  const heading = HEADING.exec(line);
+  if (heading) {
+    const level = heading[1]!.length;
+    return { html: `<h${level}>${render.inline(heading[2]!)}</h${level}>`, used: 1 };
+  }
+  if (ITEM.test(line)) return list(lines, at, render);
+  const next = lines[at + 1];
+  if (line.includes("|") && next?.includes("-") && DELIMITER.test(next)) return table(lines, at, render);
+  return undefined;
+}
+
+/**
+ * A list: items of the first item's kind (bullets, or numbers), each with the lines indented under
+ * it (a nested list, more text), up to a blank line or a line of another kind.
+ */
+function list(lines: readonly string[], at: number, render: Renderers): Structure {
+  const first = ITEM.exec(lines[at]!)!;
+  const ordered = first[3] !== undefined;
+  const items: { text: string; under: string[] }[] = [];
+  let i = at;
+  for (; i < lines.length; i++) {
+    const line = lines[i]!;
+    const item = ITEM.exec(line);
+    if (item && item[1] === "" && (item[3] !== undefined) === ordered)
+      items.push({ text: item[4]!, under: [] });
+    else if (/^ {2,}\S/.test(line)) items[items.length - 1]!.under.push(line.replace(/^ {2,4}/, ""));
+    else break;
+  }
+  const start = ordered && first[3] !== "1" ? ` start="${Number(first[3])}"` : "";
+  const tag = ordered ? "ol" : "ul";
+  const html = items.map(({ text, under }) => {
+    const nested = under.length > 0 ? `\n${render.blocks(under.join("\n"))}\n` : "";
+    return `<li>${render.inline(text)}${nested}</li>`;
+  });
+  return { html: `<${tag}${start}>\n${html.join("\n")}\n</${tag}>`, used: i - at };
+}
+
+/** A table: a header row, its delimiter row (which sets each column's alignment), then its rows. */
+function table(lines: readonly string[], at: number, render: Renderers): Structure {
+  const header = cellsOf(lines[at]!);
+  const aligns = cellsOf(lines[at + 1]!).map((c) =>
+    c.startsWith(":") && c.endsWith(":")
+      ? "center"
+      : c.endsWith(":")
+        ? "right"
+        : c.startsWith(":")
+          ? "left"
+          : "",
+  );
+  let i = at + 2;
+  const rows: string[][] = [];
+  for (; i < lines.length && lines[i]!.includes("|") && lines[i]!.trim() !== ""; i++)
+    rows.push(cellsOf(lines[i]!));
+  const cell = (tag: string, text: string, column: number) => {
+    const align = aligns[column] ? ` style="text-align: ${aligns[column]};"` : "";
+    return `<${tag}${align}>${render.inline(text)}</${tag}>`;
+  };
+  const row = (tag: string, cells: string[]) =>
+    `<tr>\n${header.map((_, c) => cell(tag, cells[c] ?? "", c)).join("\n")}\n</tr>`;
+  const body = rows.length > 0 ? `\n<tbody>\n${rows.map((r) => row("td", r)).join("\n")}\n</tbody>` : "";
+  return { html: `<table>\n<thead>\n${row("th", header)}\n</thead>${body}\n</table>`, used: i - at };
+}
+
+/** A table row's cells: split at each `|` not escaped, the row's outer pipes left out, trimmed. */
+function cellsOf(line: string): string[] {
+  const cells = line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/(?<!\\)\|$/, "")
+    .split(/(?<!\\)\|/);
+  return cells.map((c) => c.trim().replaceAll("\\|", "|"));
+}

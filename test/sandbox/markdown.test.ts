@@ -1,0 +1,72 @@
+/**
+ * The sandbox renders a message's Markdown as the server does for the structures bots send most:
+ * lists (without a blank line before them), headings, tables, emoji by name, strikethrough. Read
+ * back over HTTP (GET /messages/{id}, whose `apply_markdown` defaults to true).
+ */
+import { BOT, expect, test } from "../support/sandbox/fixture.ts";
+
+async function rendered(
+  sb: { as(email: string): { post: Function; get: Function } },
+  content: string,
+): Promise<string> {
+  const bot = sb.as(BOT);
+  const sent = await bot.post("/messages", { type: "stream", to: "general", topic: "md", content });
+  expect(sent.status, sent.text).toBe(200);
+  const read = await bot.get(`/messages/${sent.body.id}`);
+  expect(read.status, read.text).toBe(200);
+  expect(read.body.raw_content).toBe(content);
+  return read.body.message.content as string;
+}
+
+test("a bulleted list after a line of text, with an item nested under another", async ({ sb }) => {
+  // Any of -, * and + goes on with the list, as in the server's Markdown.
+  expect(await rendered(sb, "Today:\n- **alice**: done\n- bob\n  - reviews\n* carol")).toBe(
+    "<p>Today:</p>\n<ul>\n<li><strong>alice</strong>: done</li>\n<li>bob\n<ul>\n<li>reviews</li>\n</ul>\n</li>\n<li>carol</li>\n</ul>",
+  );
+});
+
+test("a numbered list keeps its first number", async ({ sb }) => {
+  expect(await rendered(sb, "1. one\n2. two")).toBe("<ol>\n<li>one</li>\n<li>two</li>\n</ol>");
+  expect(await rendered(sb, "3. three\n4. four")).toBe(
+    '<ol start="3">\n<li>three</li>\n<li>four</li>\n</ol>',
+  );
+});
+
+test("headings need their space; #channel is text", async ({ sb }) => {
+  expect(await rendered(sb, "## Standup\nnotes")).toBe("<h2>Standup</h2>\n<p>notes</p>");
+  expect(await rendered(sb, "#hashtag")).toBe("<p>#hashtag</p>");
+});
+
+test("a table with its columns' alignment, cells rendered inline", async ({ sb }) => {
+  expect(await rendered(sb, "| who | hours |\n| :-- | --: |\n| `ann` | 3 |\n| bo \\| b | 4 |")).toBe(
+    [
+      "<table>",
+      "<thead>",
+      "<tr>",
+      '<th style="text-align: left;">who</th>',
+      '<th style="text-align: right;">hours</th>',
+      "</tr>",
+      "</thead>",
+      "<tbody>",
+      "<tr>",
+      '<td style="text-align: left;"><code>ann</code></td>',
+      '<td style="text-align: right;">3</td>',
+      "</tr>",
+      "<tr>",
+      '<td style="text-align: left;">bo | b</td>',
+      '<td style="text-align: right;">4</td>',
+      "</tr>",
+      "</tbody>",
+      "</table>",
+    ].join("\n"),
+  );
+});
+
+test("emoji by name, never inside code or a link; strikethrough", async ({ sb }) => {
+  expect(await rendered(sb, "ship it :thumbs_up: ~~later~~ :not_an_emoji: `:tada:`")).toBe(
+    '<p>ship it <span aria-label="thumbs up" class="emoji emoji-1f44d" role="img" title="thumbs up">:thumbs_up:</span> <del>later</del> :not_an_emoji: <code>:tada:</code></p>',
+  );
+  expect(await rendered(sb, "see https://example.org/:tada:/x")).toBe(
+    '<p>see <a href="https://example.org/:tada:/x">https://example.org/:tada:/x</a></p>',
+  );
+});
