@@ -1,0 +1,112 @@
+/**
+ * The chat page shows a message as the server renders it (a bot's list, its bold text, a table,
+ * a mention, an emoji as its glyph), rebuilt through an allow-list: text that looks like HTML
+ * stays text, a link keeps only an http(s) address. An edit shows the new rendering, and the
+ * page's edit starts from the text as written.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { chromiumPath, launchChromium, noChromiumMessage, openChat } from "../support/chromium.ts";
+
+if (!chromiumPath) console.warn(`chat-rendered: ${noChromiumMessage}`);
+
+const MEL = "member@sandbox.example";
+const OLIVE = "owner@sandbox.example";
+
+describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let page: Page;
+
+  const call = async (email: string, method: string, route: string, params: Record<string, string> = {}) => {
+    const key = sandbox.control.apiKeyOf(email);
+    const response = await fetch(`${sandbox.url}/api/v1${route}`, {
+      method,
+      headers: { authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}` },
+      body: new URLSearchParams(params),
+    });
+    return (await response.json()) as Record<string, unknown>;
+  };
+  const send = async (content: string) => {
+    const sent = await call(OLIVE, "POST", "/messages", {
+      type: "channel",
+      to: "general",
+      topic: "t",
+      content,
+    });
+    expect(sent).toMatchObject({ result: "success" });
+    const item = page.locator(`#log li[data-id="${sent.id}"] .content`);
+    await item.waitFor();
+    return { id: sent.id as number, item };
+  };
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ chatPage: true, heartbeatSeconds: 1 });
+    browser = await launchChromium();
+    page = await openChat(browser, `${sandbox.url}/chat/`, MEL);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.stop();
+  });
+
+  it("shows lists, bold text, tables, mentions and emoji as the web app does", async () => {
+    const { item } = await send(
+      "**Standup** :tada:\n- @**Mel Member** done\n- ~~blocked~~\n\n| who | hours |\n| --- | --: |\n| ann | 3 |",
+    );
+    expect(await item.locator("strong").first().textContent()).toBe("Standup");
+    expect(await item.locator("li").allTextContents()).toEqual(["@Mel Member done", "blocked"]);
+    expect(await item.locator("li .user-mention").textContent()).toBe("@Mel Member");
+    expect(await item.locator("del").textContent()).toBe("blocked");
+    expect(await item.locator(".emoji").textContent()).toBe("🎉");
+    expect(await item.locator(".emoji").getAttribute("title")).toBe("tada");
+    expect(await item.locator("td").allTextContents()).toEqual(["ann", "3"]);
+    expect(
+      await item
+        .locator("td")
+        .nth(1)
+        .evaluate((td) => (td as unknown as { style: { textAlign: string } }).style.textAlign),
+    ).toBe("right");
+  });
+
+  it("keeps text that looks like HTML as text, and no link but an http(s) one", async () => {
+    const { item } = await send(
+      '<img src=x onerror="document.body.dataset.hit=1"> [a](javascript:document.body.dataset.hit=2) [b](https://example.org/b)',
+    );
+    expect(await item.locator("img").count()).toBe(0);
+    expect(await item.textContent()).toContain('<img src=x onerror="document.body.dataset.hit=1">');
+    const links = await item
+      .locator("a")
+      .evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute("href"), a.getAttribute("target")]));
+    expect(links).toEqual([
+      ["a", null, null],
+      ["b", "https://example.org/b", "_blank"],
+    ]);
+    expect(await page.locator("body").getAttribute("data-hit")).toBeNull();
+  });
+
+  it("shows an edit's new rendering; the page's edit starts from the text as written", async () => {
+    const { id, item } = await call(MEL, "POST", "/messages", {
+      type: "channel",
+      to: "general",
+      topic: "t",
+      content: "**draft**",
+    }).then(async (sent) => {
+      const locator = page.locator(`#log li[data-id="${sent.id}"] .content`);
+      await locator.waitFor();
+      return { id: sent.id as number, item: locator };
+    });
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.defaultValue());
+      void dialog.accept("*final* :check:");
+    });
+    await page.locator(`#log li[data-id="${id}"] button[data-action="edit"]`).click();
+    await expect.poll(() => item.locator("em").count()).toBe(1);
+    expect(asked).toEqual(["**draft**"]);
+    expect(await item.textContent()).toBe("final ✅");
+  });
+});
