@@ -165,18 +165,21 @@ export class ConversationQueue {
   }
 
   /**
-   * After {@link abortAll}: resolves once the tasks that ended at the abort released their keys
-   * (what a run keeps as it ends, a dead letter or its message's mark, is written while the store
-   * is open). A task still running a turn after the abort is deaf to its signal: not waited for.
+   * After {@link abortAll}: resolves once the tasks it aborted ended, what they keep as they end (a
+   * dead letter, their message's mark) written while the store is open; or once `grace` aborts, with
+   * the tasks still running then (deaf to their signal, or slow to settle): their keys and args. A
+   * task that ended and holds its key while its end is written is waited for past `grace`; one held
+   * before the abort (a write retried through an outage) is not: its own abort stops it.
    */
-  async abortedEnded(): Promise<void> {
+  async abortedEnded(grace: AbortSignal): Promise<{ key: string; arg: unknown }[]> {
     const aborted = this.#aborted;
     this.#aborted = [];
     await nextTurn();
-    // Those that returned hold their key while their end is written; tasks held before the abort
-    // (a write retried through an outage) are not waited for: their own abort stops them.
-    const ending = aborted.filter((task) => task.state === "held");
-    while (ending.some((task) => task.state === "held")) await this.onBelow(this.inFlight);
+    const waited = (t: Task) => t.state === "held" || (t.state === "running" && !grace.aborted);
+    // A wait ends as a task ends, or as the grace passes (then only the held ones are waited for).
+    while (aborted.some(waited))
+      await this.onBelow(this.inFlight, grace.aborted ? undefined : grace).catch(() => {});
+    return aborted.filter((t) => t.state === "running").map((t) => ({ key: t.key, arg: t.arg }));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { timeoutSignal } from "../api/sleep.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { realClock } from "../time/clock.ts";
 import { type AnyEvent, isTypedEvent, type ServerEvent } from "../wire/events.ts";
 import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
@@ -16,6 +17,7 @@ import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
 import { LedgerCommits } from "./ledger-commits.ts";
+import { LeftRuns, STOP_GRACE_MS } from "./left-runs.ts";
 import { replayLetter } from "./letter-replay.ts";
 import type { LetterTurns } from "./replay-turns.ts";
 import { HandlerRuns } from "./runs.ts";
@@ -44,13 +46,18 @@ export class Dispatcher {
   readonly #run: DialogEngine["run"];
   /** True while the stop's deadline drops the waiting events (their `onDone` is called then). */
   #dropping = false;
+  /** The runs a stop left running past its grace: nothing of them is recorded as they end. */
+  readonly #left: LeftRuns;
 
   constructor(parts: DispatcherParts) {
     this.#o = parts;
     this.#composer = parts.composer;
     this.#queue = parts.queue;
     this.#failures = parts.failures;
-    this.#runs = new HandlerRuns(parts, this.#stats, (id) => this.#commits?.finish(id));
+    const finish = (id: number) => this.#commits?.finish(id);
+    const keep = parts.failures.keepLeft.bind(parts.failures);
+    this.#left = new LeftRuns({ log: parts.log, keep, finish });
+    this.#runs = new HandlerRuns(parts, this.#stats, finish, this.#left);
     const { dialogs, queue, contexts, log, commands } = parts;
     this.#engine = new DialogEngine({ dialogs, queue, contexts, log, runs: this.#runs, commands });
     this.#run = this.#engine.run;
@@ -130,8 +137,15 @@ export class Dispatcher {
           { abandoned, stop },
           "the bot's stop deadline passed; handlers still running were aborted",
         );
-      // Before the store closes: a run the abort ended keeps its letter and its message's mark.
-      await this.#queue.abortedEnded();
+      // Before the store closes: a run the abort ended keeps its letter and its message's mark,
+      // within a grace; one still running then is left. Real time: the bot's clock may be held
+      // (the testing kit's), and the grace bounds a wait of the process.
+      const grace = timeoutSignal(realClock, STOP_GRACE_MS);
+      try {
+        await this.#left.leave(await this.#queue.abortedEnded(grace.signal), stop);
+      } finally {
+        grace.clear();
+      }
       return abandoned;
     } finally {
       deadline.clear();

@@ -65,6 +65,7 @@ export class FailureEnds {
   /**
    * Keep `run`, failed on `error` after `attempts`, as a dead letter (first and last failed at
    * `first`, `last`); `interrupted`: the stop cut its attempts, so it is marked for replay.
+   * False when the store refused the letter (logged).
    */
   async keep(
     run: FailedRun,
@@ -73,7 +74,7 @@ export class FailureEnds {
     first: number,
     last: number,
     interrupted: boolean,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const o = this.#o;
     if (!interrupted && !(error instanceof NoRetry && !error.deadLetter))
       o.metrics?.deadLettered(run.event.type);
@@ -96,7 +97,7 @@ export class FailureEnds {
           "handler failed and threw NoRetry with deadLetter: false: not kept",
         );
         await this.ended(run);
-        return;
+        return true;
       }
       if (!o.letters) {
         // Without a dead-letter store the first failure's log line is all there is, but for why
@@ -106,7 +107,7 @@ export class FailureEnds {
             { ...said, attempts, ...refused },
             `handler failed (${why}); no dead-letter store keeps it`,
           );
-        return;
+        return false;
       }
       // Cut short by the stop (a replayed letter too): kept marked in the same write, replayed at the bot's next start.
       const retryRequestedAt = interrupted ? new Date(last) : undefined;
@@ -140,8 +141,10 @@ export class FailureEnds {
             : `handler failed (${why}): kept as dead letter ${letter.id}`,
         );
       await o.commit();
+      return true;
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
+      return false;
     }
   }
 

@@ -189,6 +189,16 @@ export class HandlerFailures {
   }
 
   /**
+   * A message's first run the stop left running (left-runs.ts), ordered under `conversation`: kept
+   * as a dead letter marked for replay, as a run the stop cut. False when the store refused it.
+   */
+  keepLeft(incoming: Incoming, conversation: string, error: Error): Promise<boolean> {
+    const now = this.#o.clock.now();
+    const run: FailedRun = { ...countedAs(incoming), conversation, again: () => {}, effects: () => [] };
+    return this.#ends.keep(run, error, 1, now, now, true);
+  }
+
+  /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a later
    * attempt (true), kept as a dead letter (false) or, the stop cutting its retries, marked for replay
    * (`"replays"`: no failure); `"resumes"` for a dialog's run the stop cut, a message's first run the
