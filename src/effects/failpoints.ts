@@ -22,6 +22,8 @@ export type Failpoint =
   | "attempt-failed"
   /** A handler's last attempt failed (or the first, when it is not retried); its dead letter not yet kept. */
   | "attempts-ran-out"
+  /** A failed run's dead letter (one the stop cut too) was written and committed; its message not yet marked handled. */
+  | "letter-kept"
   /**
    * A `ctx.external` call's result is in hand (recorded and committed, in a run with effect
    * records), not yet handed back to the handler.

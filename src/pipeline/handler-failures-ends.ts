@@ -4,6 +4,7 @@
  * with (a `NoRetry` with `deadLetter: false`, a dialog ended), what it left open ended first.
  */
 import { timeoutSignal } from "../api/sleep.ts";
+import { failpoint } from "../effects/failpoints.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
@@ -141,6 +142,7 @@ export class FailureEnds {
             : `handler failed (${why}): kept as dead letter ${letter.id}`,
         );
       await o.commit();
+      failpoint("letter-kept");
       return true;
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");

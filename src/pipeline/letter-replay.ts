@@ -5,7 +5,10 @@
  * webhook's, answered while the bot was not ready) goes through the ledger instead, at every
  * replay (a failed one keeps it unrecorded): the server may repeat it (its answer lost, a kill
  * before it was sent), and whichever of the letter and the repeat comes second runs nothing; the
- * letter's run is recorded once handled, and released if not (the repeat then runs).
+ * letter's run is recorded once handled, and released if not (the repeat then runs). The letter
+ * of a delivery's run (the stop cut it, or it failed) is recorded once handled as well, and a
+ * repeat meanwhile runs nothing: its mark, written after the letter, may have been lost (a kill
+ * between the two), and the repeat would then run it a second time.
  *
  * A dialog's letter runs only if it is still marked when its turn comes: its dialog, begun again
  * by a replay of it that a crash cut, is taken up from its log at the next start ahead of it, and
@@ -52,9 +55,10 @@ export function replayLetter(
   const commits = p.commits;
   // Webhook mode's ledger: a message begun and never finished holds no cursor back there.
   const held = isKeptDelivery(letter);
-  const ledger = held && commits?.ledger instanceof WebhookLedger ? commits.ledger : undefined;
+  const delivery = letter.source === "webhook" && letter.dialog === undefined;
+  const ledger = delivery && commits?.ledger instanceof WebhookLedger ? commits.ledger : undefined;
   const id = ledger ? ledgerIdOf(event) : undefined;
-  if (id !== undefined && ledger?.isDuplicate(id)) {
+  if (held && id !== undefined && ledger?.isDuplicate(id)) {
     p.log.info(
       { deadLetter: letter.id, messageId: id },
       "a kept delivery's message was handled already (the server repeated it): its dead letter is removed",
@@ -74,8 +78,8 @@ export function replayLetter(
   return new Promise((replayed) => {
     const onReplayed = (handled: boolean) => {
       if (!handled) {
-        if (id !== undefined && ledger) {
-          ledger.release(id);
+        if (id !== undefined) ledger?.release(id);
+        if (held && id !== undefined) {
           p.log.info(
             { deadLetter: letter.id, messageId: id },
             "a kept delivery's replay was not handled: its letter stays, and a repeat of it by the server runs",
