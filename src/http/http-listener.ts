@@ -200,6 +200,10 @@ export class HttpListener {
       // Answered below: an outgoing-webhook delivery must not get a 503 while the listener closes.
       return503OnClosing: false,
       forceCloseConnections: "idle",
+      // A JSON key that could reach a prototype is dropped, not refused: an outgoing-webhook
+      // delivery refused as unreadable is never sent again (inbound bodies are parsed alike).
+      onProtoPoisoning: "remove",
+      onConstructorPoisoning: "remove",
     });
     // While the listener closes (a SIGTERM's drain, the bots still running), a request arriving on
     // a kept-alive connection gets 503, as a load balancer expects, but on an outgoing-webhook path:

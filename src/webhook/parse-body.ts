@@ -88,6 +88,26 @@ export function parseForm(text: string): Record<string, string | string[]> {
 }
 
 /**
+ * JSON.parse without the keys that could reach a prototype once the value is copied or merged:
+ * `__proto__`, and a `constructor` holding a `prototype`. They are dropped, as fastify's
+ * `onProtoPoisoning`/`onConstructorPoisoning: "remove"` drop them from the bodies it parses, so that
+ * every JSON body bothost reads is read alike.
+ */
+export function parseJsonSafely(text: string): unknown {
+  return JSON.parse(text, (key, value: unknown) => {
+    if (key === "__proto__") return undefined;
+    if (
+      key === "constructor" &&
+      typeof value === "object" &&
+      value !== null &&
+      Object.hasOwn(value, "prototype")
+    )
+      return undefined;
+    return value;
+  });
+}
+
+/**
  * Parse by content type: JSON (`application/json`, `…+json`) or form fields (an empty form has
  * none: `{}`); undefined for any other type. Throws a 400 for JSON that does not parse, an
  * empty body declared as JSON included (no JSON text is empty).
@@ -96,7 +116,7 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type === "application/json" || type.endsWith("+json")) {
     try {
-      return JSON.parse(raw.toString("utf8"));
+      return parseJsonSafely(raw.toString("utf8"));
     } catch {
       throw new HttpStatusError(400, NOT_JSON);
     }
