@@ -9,7 +9,7 @@ import { Writable } from "node:stream";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { validateBotSettings } from "../bot/validate-settings.ts";
 import type { Coordinator } from "../cluster/coordinator.ts";
-import { isConfigError } from "../config/config-error.ts";
+import { ConfigError, isConfigError } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
@@ -20,7 +20,7 @@ import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { type BotLines, blockAt, blockPlace, harnessConfigError } from "./harness-config.ts";
+import { type BotLines, blockAt, blockPlace, harnessConfigError, kitKeysGiven } from "./harness-config.ts";
 import { LedgerWatch } from "./ledger-watch.ts";
 import { newStateFolder, wipe } from "./state-folders.ts";
 
@@ -46,6 +46,8 @@ export interface InProcessOptions {
   stateDir?: string;
   /** Extra top-level YAML, e.g. an `http:` block. */
   global?: string;
+  /** The test's own top-level YAML (runBot's `daemon`): its problems are located in these lines. */
+  daemon?: string;
   /** Environment for `${VAR}` in the YAML, on top of the bots' keys. */
   env?: Record<string, string>;
   /** The state store to run on (closed at stop); default a FileStore in `stateDir`. */
@@ -112,16 +114,27 @@ export async function startInProcessDaemon(
     `server:\n  url: ${sandbox.url}`,
     `state:\n  path: ${stateDir}`,
     ...(options.global ? [options.global] : []),
-    "bots:",
   ];
   const blocks: BotLines[] = [];
   const lineCount = () => lines.join("\n").split("\n").length;
+  if (options.daemon) {
+    const count = options.daemon.split("\n").length;
+    blocks.push({ name: "", option: "daemon", first: lineCount() + 1, count, indent: 0 });
+    lines.push(options.daemon);
+  }
+  lines.push("bots:");
   for (const [name, bot] of Object.entries(bots)) {
     const envName = `KEY_${name.toUpperCase().replace(/-/g, "_")}`;
     env[envName] = bot.apiKey ?? sandbox.control.apiKeyOf(bot.email);
     lines.push(`  ${name}:\n    module: ./unused.ts\n    email: ${bot.email}\n    api_key: \${${envName}}`);
     if (bot.extra) {
-      blocks.push({ name, first: lineCount() + 1, count: bot.extra.split("\n").length, indent: 4 });
+      blocks.push({
+        name,
+        option: "config",
+        first: lineCount() + 1,
+        count: bot.extra.split("\n").length,
+        indent: 4,
+      });
       lines.push(bot.extra.replace(/^/gm, "    "));
     }
     if (bot.generated) lines.push(bot.generated.replace(/^/gm, "    "));
@@ -132,6 +145,8 @@ export async function startInProcessDaemon(
   let loaded: Awaited<ReturnType<typeof loadConfigWithSource>>;
   try {
     loaded = await loadConfigWithSource(file, { env });
+    const kitKeys = kitKeysGiven(loaded.source, blocks);
+    if (kitKeys.length > 0) throw new ConfigError("CONFIG_INVALID", kitKeys);
     for (const [name, b] of Object.entries(bots))
       settings.set(name, await settingsOf(name, b, loaded.config.bots[name]?.settings, loaded.source));
   } catch (err) {

@@ -75,6 +75,7 @@ const RUN_BOT_OPTIONS = [
   "channels",
   "settings",
   "config",
+  "daemon",
   "clock",
   "outgoingWebhook",
   "webhooks",
@@ -83,11 +84,12 @@ const RUN_BOT_OPTIONS = [
 /** runBot's options other than `bot` and `outgoingWebhook` (checked with the bot's start): known, of their types. */
 function checkRunBotOptions(options: Record<string, unknown>): void {
   checkKeys(options, RUN_BOT_OPTIONS, "runBot: ", "an option", "it takes");
-  const { name, email, channels, config, webhooks } = options;
+  const { name, email, channels, config, daemon, webhooks } = options;
   for (const [key, value] of [
     ["name", name],
     ["email", email],
     ["config", config],
+    ["daemon", daemon],
   ] as const)
     if (value !== undefined && typeof value !== "string")
       throw kitError(`runBot: ${key} must be a string, got ${shown(value)}`);

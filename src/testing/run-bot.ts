@@ -152,6 +152,7 @@ async function startBot(
       {
         stateDir,
         logs,
+        ...(options.daemon?.trim() ? { daemon: options.daemon.trim() } : {}),
         ...(options.clock ? { clock: options.clock } : {}),
         ...(webhook
           ? { global: webhook.global, env: webhook.env }

@@ -29,6 +29,12 @@ export interface RunBotOptions {
   /** More of the bot's config entry, as YAML lines: `"retries: { attempts: 1 }"`. */
   config?: string;
   /**
+   * Keys of the daemon's config (its top level), as YAML lines: `"shutdown_timeout: 500ms"`.
+   * Checked as `bothost run` checks them; `server`, `state`, `bots`, `http`, `log` and `leases`
+   * are the kit's own.
+   */
+  daemon?: string;
+  /**
    * The clock of the bot's schedulers, shared with the sandbox: start the sandbox with
    * `startSandbox({ clock })` too; `clock.advance(ms)` then delivers what the sandbox has due.
    */
