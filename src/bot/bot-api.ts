@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import type { TrackedHelper } from "../effects/bot-services.ts";
+import type { TrackedHelper } from "../effects/context-helpers.ts";
 import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextFor, ErrorHandler, EventName, Middleware } from "../pipeline/composer.ts";
 import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import { trackedEventTypes } from "../effects/bot-services.ts";
+import { trackedEventTypes } from "../effects/context-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { whereThrown } from "../errors/where-thrown.ts";

@@ -1,64 +1,29 @@
 /**
  * The helpers a bot's contexts share (`ctx.snippets`, `ctx.users`, `ctx.typing`, `ctx.report`,
- * and the limit checks of `ctx.send`). Caches cost nothing until first used; they stay fresh from
+ * and the limit checks of `ctx.send`; what each adds to a context is in context-helpers.ts). Caches cost nothing until first used; they stay fresh from
  * events only if the queue receives their types (`bot.track(…)` in setup).
  */
 import type { Logger } from "pino";
-import { laneOf } from "../api/budget-line.ts";
 import { reserveTold } from "../api/budget-waits.ts";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
-import type { TypingParams } from "../api/resources/typing.ts";
 import type { ServerInfo } from "../api/server-info.ts";
-import { BothostError } from "../errors/bothost-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import { type ContextHelpers, type TrackedHelper, trackedEventTypes } from "./context-helpers.ts";
 import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content.ts";
 import { LocalEcho } from "./local-echo.ts";
-import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
+import { MessageReporter } from "./report/message-reporter.ts";
 import { keptUserIds } from "./schedule/recipient-ids.ts";
 import type { RecipientLookups } from "./schedule/resolve-recipient.ts";
-import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
-import {
-  ChannelIds,
-  checkTypingTarget,
-  type TypingHelper,
-  type TypingTarget,
-  typingDuring,
-} from "./typing/typing-helper.ts";
-import {
-  type TypingConversation,
-  TypingTracker,
-  type TypingTrackerOptions,
-} from "./typing/typing-tracker.ts";
+import { SnippetCache } from "./snippets/snippet-cache.ts";
+import { contextTyping } from "./typing/context-typing.ts";
+import { ChannelIds } from "./typing/typing-helper.ts";
+import { TypingTracker, type TypingTrackerOptions } from "./typing/typing-tracker.ts";
 import { SystemBots } from "./users/system-bots.ts";
-import { UserCache, type Users } from "./users/user-cache.ts";
-import { type GroupMembership, UserGroups } from "./users/user-groups.ts";
-
-/** The event type each trackable helper keeps itself fresh from. */
-export const trackedEventTypes = {
-  snippets: "saved_snippets",
-  users: "realm_user",
-  typing: "typing",
-  groups: "user_group",
-  /** Not a cache: a prompt's emoji choices are answered by these events. */
-  reactions: "reaction",
-} as const;
-
-/** A helper whose cache `bot.track()` can keep fresh from events. */
-export type TrackedHelper = keyof typeof trackedEventTypes;
-
-/** What the helpers add to every context. */
-export interface ContextHelpers {
-  snippets: Snippets;
-  users: Users;
-  /** The organization's user groups (current when the queue receives `user_group` events). */
-  groups: GroupMembership;
-  typing: TypingHelper;
-  report: ReportFn;
-  send(params: SendMessageParams): Promise<{ id: number }>;
-}
+import { UserCache } from "./users/user-cache.ts";
+import { UserGroups } from "./users/user-groups.ts";
 
 export interface BotServicesOptions {
   name: string;
@@ -289,7 +254,16 @@ export class BotServices {
       snippets: this.snippets,
       users: this.users,
       groups: this.groups,
-      typing: this.#typing(signal, server.typing.startedWaitMs, selfId),
+      typing: contextTyping({
+        signal,
+        startedWaitMs: server.typing.startedWaitMs,
+        selfId,
+        client: this.#o.client,
+        channels: this.channels,
+        log: this.#o.log,
+        clock: this.#clock,
+        tracker: () => this.#typingTracker(),
+      }),
       report: (messageId, type, description) =>
         this.reporter.report(messageId, type, description, {
           reportTypes: server.reportTypes,
@@ -319,81 +293,9 @@ export class BotServices {
     return this.#tracker;
   }
 
-  /** `ctx.typing` for one context: its `signal` cancels `during`, and its lane is the notices' lane. */
-  #typing(signal: AbortSignal, startedWaitMs: number, selfId: number): TypingHelper {
-    // POST /typing parameters (without `op`), and the tracker's conversation (which includes the bot).
-    const conversation = async (
-      target: TypingTarget,
-      where: string,
-    ): Promise<{ params: Omit<TypingParams, "op">; tracker: TypingConversation }> => {
-      checkTypingTarget(target, where);
-      if ("users" in target) {
-        const userIds = [...new Set([...target.users, selfId])];
-        return { params: { type: "direct", to: [...target.users] }, tracker: { type: "direct", userIds } };
-      }
-      const channelId = await this.channels.resolve(target.channel, signal);
-      const { topic } = target;
-      return {
-        params: { type: "channel", stream_id: channelId, topic },
-        tracker: { type: "channel", channelId, topic },
-      };
-    };
-    const { log, client } = this.#o;
-    return {
-      during: async (target, fn) => {
-        const { params } = await conversation(target, "ctx.typing.during()");
-        // The notices have signals of their own (or none): they wait in the run's lane, as its calls do.
-        const lane = laneOf(undefined, signal);
-        const set = (op: TypingParams["op"], s?: AbortSignal) =>
-          client.typing.set({ ...params, op }, s ? { signal: s, lane } : { lane });
-        return typingDuring(set, fn, {
-          startedWaitMs,
-          clock: this.#clock,
-          signal,
-          onError: (err, op) => log.debug({ err, op }, "typing notification failed"),
-        });
-      },
-      who: async (target) => {
-        const { tracker: c } = await conversation(target, "ctx.typing.who()");
-        return this.#typingTracker()?.typingIn(c) ?? [];
-      },
-      isTyping: async (userId, target) => {
-        if (target === undefined) return this.#typingTracker()?.isTyping(userId) ?? false;
-        const { tracker: c } = await conversation(target, "ctx.typing.isTyping()");
-        return this.#typingTracker()?.isTyping(userId, c) ?? false;
-      },
-    };
-  }
-
   /** The bot's tracker (undefined until it has registered); warns once if it gets no events. */
   #typingTracker(): TypingTracker | undefined {
     this.#typingTracked();
     return this.#madeTracker();
   }
-}
-
-/**
- * The helpers of a context built without a bot runtime: every helper throws a clear error,
- * `send` is passed through unchecked.
- */
-export function unavailableHelpers(send: ContextHelpers["send"]): ContextHelpers {
-  const fail = (what: string) => (): never => {
-    throw new BothostError(
-      "HELPERS_UNAVAILABLE",
-      `${what} needs a bot runtime (the daemon); this context was built without one.`,
-    );
-  };
-  const stub = <T extends object>(name: string) =>
-    new Proxy({} as T, {
-      // Not a thenable: `await ctx.users` must not call a throwing `then`.
-      get: (_t, key) => (key === "then" ? undefined : fail(`ctx.${name}.${String(key)}()`)),
-    });
-  return {
-    snippets: stub<Snippets>("snippets"),
-    users: stub<Users>("users"),
-    groups: stub<GroupMembership>("groups"),
-    typing: stub<TypingHelper>("typing"),
-    report: async () => fail("ctx.report()")(),
-    send,
-  };
 }
