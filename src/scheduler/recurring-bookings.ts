@@ -3,32 +3,26 @@
  * a scheduled message, so it goes out even while the daemon is down. When the server sends it
  * (a `remove` event), the next one is booked. At start, after a lost queue, and a while after each
  * occurrence, the bookings are reconciled with GET /scheduled_messages.
- * Every step runs on one serial chain, so an event and a reconciliation never race.
+ * Every step runs on one serial chain, so an event and a reconciliation never race; the steps on
+ * one announcement's bookings are occurrence-booker.ts's.
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import { isApiError } from "../api/errors.ts";
 import { failpoint } from "../effects/failpoints.ts";
-import { toSeconds } from "../effects/schedule/normalize.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import { applyEdits, type BookingEdits } from "./booking-edits.ts";
 import { BookingMistakes } from "./booking-mistakes.ts";
-import { DROPPED, decideFailed, ReconcileTimers, sayFailure } from "./booking-policy.ts";
+import { ReconcileTimers, sayFailure } from "./booking-policy.ts";
 import { BookingRecords } from "./booking-records.ts";
-import {
-  type AnnouncementTarget,
-  type BookingRecord,
-  BookingServer,
-  type BookingServerOptions,
-  contentHash,
-} from "./booking-server.ts";
+import { type BookingRecord, BookingServer, type BookingServerOptions } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { FailureNotes } from "./failure-notes.ts";
+import { type Announcement, OccurrenceBooker } from "./occurrence-booker.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
-import { type CompiledSchedule, compileSchedule, occurrenceKey } from "./timing/occurrences.ts";
+import { compileSchedule } from "./timing/occurrences.ts";
 
 export interface RecurringBookingsOptions {
   client: Client;
@@ -45,16 +39,6 @@ export interface RecurringBookingsOptions {
   blind?: boolean;
 }
 
-interface Announcement {
-  id: string;
-  spec: RecurringAnnouncement;
-  schedule: CompiledSchedule;
-}
-
-/** The server sends at whole-minute checks, and clocks differ a little. */
-const DELIVERY_SLACK_MS = 2 * 60_000;
-const SERVER_PAST = /in the future/i;
-
 export class RecurringBookings {
   readonly #o: RecurringBookingsOptions;
   readonly #server: BookingServer;
@@ -64,6 +48,7 @@ export class RecurringBookings {
   readonly #edits: BookingEdits;
   readonly #notes = new FailureNotes();
   readonly #mistakes = new BookingMistakes();
+  readonly #booker: OccurrenceBooker;
   #chain: Promise<void> = Promise.resolve();
   #started = false;
   #stopped = false;
@@ -74,7 +59,9 @@ export class RecurringBookings {
     this.#server = new BookingServer(options.client, { clock: options.clock, ...options.server });
     this.#records = new BookingRecords(options.store, options.flush);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync(), options.blind);
-    const { log, server } = options;
+    const { log, server, stats, clock } = options;
+    const [records, notes] = [this.#records, this.#notes];
+    this.#booker = new OccurrenceBooker({ server: this.#server, records, notes, stats, log, clock });
     this.#edits = {
       server: this.#server,
       records: this.#records,
@@ -123,10 +110,10 @@ export class RecurringBookings {
         if (!found) return; // not ours, or a booking we replaced ourselves
         const [a, rec] = found;
         about.id = a.id;
-        await this.#settle(a, rec);
+        await this.#booker.settle(a, rec);
         failpoint("booking-settled");
         const after = Math.max(this.#o.clock.now(), Date.parse(rec.occurrence));
-        await this.#bookNext(a, await this.#server.target(a.id, a.spec), after);
+        await this.#booker.bookNext(a, await this.#server.target(a.id, a.spec), after);
         this.#armCheck();
       });
     } else if (event.op === "update" && event.scheduled_message.failed) {
@@ -136,7 +123,7 @@ export class RecurringBookings {
         if (found) {
           const [a, rec] = found;
           about.id = a.id;
-          await this.#handleFailed(a, rec, sm, await this.#server.target(a.id, a.spec));
+          await this.#booker.handleFailed(a, rec, sm, await this.#server.target(a.id, a.spec));
         }
         this.#armCheck();
       });
@@ -207,16 +194,16 @@ export class RecurringBookings {
     const target = await this.#server.target(a.id, a.spec);
     const now = this.#o.clock.now();
     let rec = this.#records.get(a.id);
-    if (!rec) return this.#bookNext(a, target, now, list, claimed);
+    if (!rec) return this.#booker.bookNext(a, target, now, list, claimed);
     // A settled record's booking is gone already (sent, cancelled or dropped, and logged).
     const sm = rec.settled ? undefined : this.#server.find(rec, list, claimed);
     if (!sm) {
       // An intent whose POST did not land (or sent already), or an edited announcement: book the next.
       if (rec.scheduledMessageId === undefined || rec.specHash !== target.specHash) {
-        return this.#bookNext(a, target, now, list, claimed);
+        return this.#booker.bookNext(a, target, now, list, claimed);
       }
-      if (!rec.settled) await this.#settle(a, rec);
-      return this.#bookNext(a, target, Math.max(now, Date.parse(rec.occurrence)), list, claimed);
+      if (!rec.settled) await this.#booker.settle(a, rec);
+      return this.#booker.bookNext(a, target, Math.max(now, Date.parse(rec.occurrence)), list, claimed);
     }
     claimed.add(sm.scheduled_message_id);
     if (rec.scheduledMessageId === undefined) {
@@ -236,7 +223,7 @@ export class RecurringBookings {
         { announcement: a.id, occurrence: rec.occurrence },
         "announcement changed; replacing its booking",
       );
-      return this.#bookNext(a, target, now, list, claimed);
+      return this.#booker.bookNext(a, target, now, list, claimed);
     }
     if (sm.scheduled_delivery_timestamp !== rec.target.timestamp) {
       // Only this account moves its bookings: a reschedule (decideFailed's) that landed on the
@@ -254,136 +241,11 @@ export class RecurringBookings {
     }
     if (sm.failed) {
       // Dropped (the next one booked), or moved to go out now and still to take the edits below.
-      const moved = await this.#handleFailed(a, rec, sm, target, list, claimed);
+      const moved = await this.#booker.handleFailed(a, rec, sm, target, list, claimed);
       if (!moved) return;
       rec = moved;
     }
     await applyEdits(this.#edits, a.id, a.spec, rec, sm);
-  }
-
-  /**
-   * Book the first occurrence after `after`: adopt a matching booking already on the server,
-   * else write the intent, POST, write the id. An occurrence the server calls past is skipped.
-   */
-  async #bookNext(
-    a: Announcement,
-    target: AnnouncementTarget,
-    after: number,
-    known?: ScheduledMessage[],
-    claimed: Set<number> = new Set(),
-  ): Promise<void> {
-    let cursor = after;
-    let list = known;
-    for (let attempt = 0; ; attempt++) {
-      const occurrence = a.schedule.next(new Date(cursor));
-      if (occurrence === undefined) {
-        await this.#records.forget(a.id);
-        this.#o.log.info({ announcement: a.id }, "announcement has no further occurrences");
-        return;
-      }
-      const content = await this.#server.content(a.id, a.spec, occurrence);
-      const { specHash, ...recipient } = target;
-      const record: BookingRecord = {
-        occurrence: occurrence.toISOString(),
-        key: occurrenceKey(a.id, occurrence),
-        specHash,
-        target: {
-          ...recipient,
-          ...(recipient.type === "stream" ? { topic: this.#server.topicFor(a.id, a.spec, occurrence) } : {}),
-          contentHash: contentHash(content),
-          timestamp: toSeconds(occurrence.getTime()),
-        },
-      };
-      list ??= await this.#server.list();
-      const existing = list.find(
-        (sm) => !sm.failed && !claimed.has(sm.scheduled_message_id) && this.#server.matches(sm, record),
-      );
-      const log = { announcement: a.id, occurrence: record.occurrence };
-      if (existing) {
-        claimed.add(existing.scheduled_message_id);
-        await this.#records.save(a.id, { ...record, scheduledMessageId: existing.scheduled_message_id });
-        this.#o.stats.adopted++;
-        this.#o.log.info(
-          { ...log, scheduledMessageId: existing.scheduled_message_id },
-          "adopted the booking found on the server",
-        );
-        return;
-      }
-      // The intent first: if the process dies after the POST, the next start recognises the booking.
-      await this.#records.save(a.id, record);
-      try {
-        const id = await this.#server.create(record.target, content);
-        failpoint("booking-posted");
-        claimed.add(id);
-        await this.#records.save(a.id, { ...record, scheduledMessageId: id });
-        this.#o.stats.booked++;
-        this.#o.log.info({ ...log, scheduledMessageId: id }, "booked the next occurrence");
-        return;
-      } catch (err) {
-        if (!(isApiError(err) && SERVER_PAST.test(err.msg)) || attempt >= 4) throw err;
-        this.#o.log.warn(log, "the occurrence passed before it could be booked; booking the one after");
-        cursor = occurrence.getTime();
-        list = undefined;
-      }
-    }
-  }
-
-  /** {@link decideFailed} on a failed booking: its record once moved to go out now, or undefined (dropped). */
-  async #handleFailed(
-    a: Announcement,
-    rec: BookingRecord,
-    sm: ScheduledMessage,
-    target: AnnouncementTarget,
-    list?: ScheduledMessage[],
-    claimed?: Set<number>,
-  ): Promise<BookingRecord | undefined> {
-    this.#o.stats.failed++;
-    this.#notes.failed(sm.scheduled_delivery_timestamp, { announcement: a.id, occurrence: rec.occurrence });
-    const now = this.#o.clock.now();
-    const occurrenceMs = Date.parse(rec.occurrence);
-    // Moved from its recorded time: rescheduled already, its record not written.
-    const retried = rec.retried === true || sm.scheduled_delivery_timestamp !== rec.target.timestamp;
-    const decision = decideFailed({ occurrenceMs, retried, nowMs: now });
-    const log = {
-      announcement: a.id,
-      occurrence: rec.occurrence,
-      lateMinutes: Math.round((now - occurrenceMs) / 60_000),
-    };
-    if (decision.action === "reschedule") {
-      const timestamp = toSeconds(decision.atMs);
-      await this.#server.update(sm.scheduled_message_id, { scheduled_delivery_timestamp: timestamp });
-      const moved: BookingRecord = { ...rec, retried: true, target: { ...rec.target, timestamp } };
-      await this.#records.save(a.id, moved);
-      this.#o.stats.rescheduled++;
-      this.#o.log.warn(
-        log,
-        "the server did not send the announcement; rescheduled it to go out in a minute (once)",
-      );
-      return moved;
-    }
-    await this.#server.delete(sm.scheduled_message_id);
-    await this.#records.save(a.id, { ...rec, settled: true });
-    this.#o.log.error(log, DROPPED[decision.reason]);
-    const rest = list?.filter((s) => s.scheduled_message_id !== sm.scheduled_message_id);
-    await this.#bookNext(a, target, Math.max(now, occurrenceMs), rest, claimed);
-    return undefined;
-  }
-
-  /**
-   * A booking disappeared: sent (at or after its time), or cancelled before it. Recorded before it
-   * is logged and counted, so that a retry of booking the next one does neither again.
-   */
-  async #settle(a: Announcement, rec: BookingRecord): Promise<void> {
-    await this.#records.save(a.id, { ...rec, settled: true });
-    const sent = this.#o.clock.now() + DELIVERY_SLACK_MS >= rec.target.timestamp * 1000;
-    const log = { announcement: a.id, occurrence: rec.occurrence };
-    if (sent) {
-      this.#o.stats.delivered++;
-      this.#o.log.info(log, "announcement delivered");
-    } else {
-      this.#o.stats.cancelled++;
-      this.#o.log.info(log, "booking cancelled before its time; that occurrence is skipped");
-    }
   }
 
   #ownerOf(messageId: number): [Announcement, BookingRecord] | undefined {
