@@ -30,7 +30,7 @@ import { MemoryStore } from "../state/memory-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { Message } from "../wire/records.ts";
 import { BotRuntime } from "./bot-runtime.ts";
-import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
+import { optionsFromConfig, SERVER_BACKOFF } from "./bot-runtime-options.ts";
 
 export interface BacktestOptions {
   bot: LoadedBot;

@@ -19,12 +19,13 @@ import { WebhookLedger } from "../pipeline/webhook-ledger.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 import { type SetUp, setUpBot } from "./bot-setup.ts";
 import { type DeliverOptions, deliverEvent } from "./deliver-event.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted } from "./setup-deadline.ts";
 import { warnRenamedChannel, warnUnseenNames } from "./unseen-names.ts";
-import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
+import { type BotParts, wireBot } from "./wire-bot.ts";
 
 export class BotRuntime {
   readonly name: string;

@@ -8,8 +8,9 @@ import { type BotHandle, createBotHandle, type Refusals } from "../bot/bot-handl
 import type { AccountBot } from "../bot/commands/shared-account.ts";
 import { type NamedEntry, namedIn } from "../bot/named-settings.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 import { runSetup, undeclaredWebhook } from "./trial-setup.ts";
-import { type BotParts, type BotRuntimeOptions, warnUnreachable } from "./wire-bot.ts";
+import { type BotParts, warnUnreachable } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
 export interface SetUp {

@@ -14,12 +14,12 @@ import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { AccountBudgets, botClient } from "./bot-client.ts";
 import { BotRuntime } from "./bot-runtime.ts";
+import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./bot-runtime-options.ts";
 import { coalesce } from "./coalesce.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import type { RetryWatcher } from "./retry-watcher.ts";
 import { type ServerLooks, serverCheck, stateLocation } from "./server-check.ts";
-import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 /** What the factory is given by the daemon. */
 export interface RuntimeFactoryParts {

@@ -6,25 +6,17 @@
  *
  * What exists from the start: the bot's state, helpers, contexts, failure handling and
  * scheduler. What needs the module's `setup` (the dispatcher, built around its composer) or a
- * start (a source, bound to that start's signal) is made by the functions returned here.
+ * start (a source, bound to that start's signal) is made by the functions returned here. What
+ * a bot is built from is bot-runtime-options.ts's.
  */
-import type { Logger } from "pino";
-import type { CaptureLog } from "../api/capture.ts";
-import type { Client } from "../api/create-client.ts";
-import type { SharedAccount } from "../bot/commands/shared-account.ts";
-import type { BotDefinition } from "../bot/define-bot.ts";
-import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import {
   EFFECT_RECORDS_MARGIN_MS,
   EFFECT_RECORDS_MIN_TTL_MS,
   EffectRecords,
 } from "../effects/effect-records.ts";
-import { roleName } from "../effects/users/roles.ts";
-import { unknownGroupCheck } from "../effects/users/user-groups.ts";
-import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
+import { DeadLetterSource } from "../events/dead-letter-source.ts";
 import { QueueSource, type QueueStart } from "../events/queue-source.ts";
-import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
 import type { BotContext } from "../pipeline/context.ts";
@@ -34,21 +26,19 @@ import { waitsInChannels } from "../pipeline/dialogs/dialog-moves.ts";
 import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { DispatcherParts } from "../pipeline/dispatcher-parts.ts";
-import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
+import { HandlerFailures, jobRunner } from "../pipeline/handler-failures.ts";
 import type { RunJob } from "../pipeline/incoming.ts";
 import type { LetterTurns } from "../pipeline/replay-turns.ts";
 import { StoreHealth } from "../pipeline/store-health.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
-import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
-import type { StateStore } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
 import { CacheSnapshot, type SnapshotTypes } from "../webhook/cache-snapshot.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
-import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import type { ServerCheckResult } from "./server-check.ts";
+import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
+import { dialogMembers } from "./dialog-members.ts";
 import { strandedDialogs } from "./stranded-dialogs.ts";
 
 /**
@@ -67,100 +57,6 @@ export function effectRecordsTtlMs(o: Pick<BotRuntimeOptions, "mode" | "replay">
 }
 
 export { warnUnreachable } from "./warn-unreachable.ts";
-
-/** Retry delays for a server that is down or failing (registration and polls): first and cap. */
-export const SERVER_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 30_000 });
-
-/** What one bot is built from (the daemon fills it from the bot's config). */
-export interface BotRuntimeOptions {
-  name: string;
-  definition: BotDefinition<never, never>;
-  settings: unknown;
-  client: Client;
-  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
-  store: StateStore;
-  /** Make the store's writes durable against a machine crash (coalesced by the caller). */
-  flush(): Promise<void>;
-  /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
-  commit?(): Promise<void>;
-  /** The store's synchronous commit, where it has one (a solo daemon's FileStore): see LedgerCommits. */
-  syncCommit?: { ready(): boolean; commit(): boolean };
-  log: Logger;
-  events?: readonly string[];
-  narrow?: Narrow;
-  allPublicStreams?: boolean;
-  ownMessages: boolean;
-  concurrency: number;
-  handlerTimeoutMs: number;
-  replay: { maxMessages: number; maxAgeMs: number };
-  /** Content over max_message_length: `split` into several messages, or `reject`. */
-  longMessages: "split" | "reject";
-  /** The config's `command_prefix`: commands also run from messages starting with it. */
-  commandPrefix?: string;
-  /** The daemon's other bots on this bot's account, and this bot's place in the config. */
-  account?: { shared: SharedAccount; order: number };
-  /** The config's `webhooks` names (each must be one the module declares), with their places in it. */
-  webhookNames?: ReadonlyMap<string, string | undefined>;
-  /** The config has no `http` listener: the module's inbound webhooks cannot be reached (a warning). */
-  noListener?: boolean;
-  /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */
-  longpollMarginMs: number;
-  /** Retry delays for a server that is down or failing ({@link SERVER_BACKOFF} unless a test tunes them). */
-  backoff: { initialMs: number; maxMs: number };
-  /** What every part of the bot reads the time from and waits on. */
-  clock: Clock;
-  /**
-   * `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept.
-   * `"backtest"`: no queue, no jobs, no onStart: history is handed in by `deliver` (backtest.ts).
-   */
-  mode?: "queue" | "webhook" | "backtest";
-  /** Counts events, handler durations, registrations, replays and gaps. */
-  metrics?: RuntimeMetricsSink;
-  /** How a handler that throws is run again (config `retries`). */
-  retries: RetryPolicy;
-  /** `dry_run: true`: the writes captured (report claims then stay in memory, so they are not kept). */
-  captured?: CaptureLog;
-  /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
-  letters?: DeadLetters;
-  /** Where the bot hears of later retry requests (the daemon's one watcher); default: at start only. */
-  retryRequests?: RetryRequests;
-  /**
-   * The daemon's id, new at each start of the process and kept across reloads: marks the letters
-   * of deliveries whose run still goes here (see DeadLetter.runningIn); default one per runtime.
-   */
-  daemonId?: string;
-  /**
-   * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
-   * belongs to another server. `queue`: the bot registers a queue next.
-   */
-  checkServer?(signal: AbortSignal, queue: boolean): Promise<ServerCheckResult>;
-}
-
-/**
- * A bot's config entry as its runtime's options (the parts the YAML decides); `listening` false: the
- * config has no `http` listener (its inbound webhooks are warned of); `places`: its webhooks' places.
- */
-export function optionsFromConfig(c: BotConfig, listening?: boolean, places?: ReadonlyMap<string, string>) {
-  return {
-    noListener: listening === false,
-    ...(c.events ? { events: c.events } : {}),
-    ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
-    ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),
-    ownMessages: c.own_messages,
-    concurrency: c.concurrency,
-    handlerTimeoutMs: c.handler_timeout,
-    replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
-    longMessages: c.long_messages,
-    ...(c.command_prefix !== undefined ? { commandPrefix: c.command_prefix } : {}),
-    ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
-    ...(c.webhooks ? { webhookNames: new Map(Object.keys(c.webhooks).map((n) => [n, places?.get(n)])) } : {}),
-    retries: {
-      attempts: c.retries.attempts,
-      backoffMs: c.retries.backoff,
-      maxBackoffMs: c.retries.max_backoff,
-    },
-  };
-}
 
 /** One bot's parts, and the makers of those that come later. */
 export interface BotParts {
@@ -223,16 +119,6 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     since: () => startedAt,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
-  // A question for a role checks people the users cache knows: without `track("users")`, it says so once.
-  let toldRoles = false;
-  const untrackedRoles = () => {
-    if (toldRoles || receives("realm_user")) return;
-    toldRoles = true;
-    log.warn(
-      'a question for a role checked someone the users cache does not know, so they cannot answer it; call bot.track("users") in setup.',
-    );
-  };
-  const unknownGroup = unknownGroupCheck();
   // The queue source of the bot's current start: a question with emoji choices asks it for reactions.
   let source: QueueSource | undefined;
   // The bot's commands, once its setup declared them (the dispatcher is made after the dialogs).
@@ -249,21 +135,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     // A dry run keeps no dialog (its questions were never sent); a backtest keeps them in its memory store.
     persist: !o.captured,
     presses: o.mode !== "webhook",
-    members: {
-      inGroup: (group, userId) => {
-        if (unknownGroup(services.groups, group))
-          log.warn(
-            { group },
-            `a question for the group "${group}" checked an answer, but the server has no such group, so nobody can answer it: check the group's name in the prompt's from`,
-          );
-        return services.groups.has(group, userId);
-      },
-      roleOf: (userId) => {
-        const user = services.users.peek(userId);
-        if (user === undefined) untrackedRoles();
-        return roleName(user?.role);
-      },
-    },
+    members: dialogMembers(services, log, receives),
   });
   const contexts = new BotContexts({
     name,

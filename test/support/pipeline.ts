@@ -5,7 +5,11 @@
  */
 import type { Logger } from "../../src/api/logger.ts";
 import { type BotConfig, BotSchema, DEFAULT_LONGPOLL_MARGIN_MS } from "../../src/config/schema.ts";
-import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "../../src/daemon/wire-bot.ts";
+import {
+  type BotRuntimeOptions,
+  optionsFromConfig,
+  SERVER_BACKOFF,
+} from "../../src/daemon/bot-runtime-options.ts";
 import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
 import {
   ConversationQueue,
