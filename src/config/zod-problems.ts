@@ -52,14 +52,19 @@ export function issuesToProblems(
     const value = valueAt(root, path);
     if (issue.code === "unrecognized_keys") {
       const known = keysAt(schema, path);
-      // A key of the file's top level written in a bot's entry (shutdown_timeout, log…).
+      // A key of the file's top level written in a bot's entry (shutdown_timeout, log…), or the
+      // other way round (handler_timeout, retries… at the top level).
       const inBot = prefix.length === 0 && at.length === 2 && at[0] === "bots" && typeof at[1] === "string";
+      const atTop = prefix.length === 0 && at.length === 0;
       const topLevel = inBot ? keysAt(schema, []) : [];
+      const botKeys = atTop ? keysAt(schema, ["bots", ""]) : [];
       for (const key of issue.keys) {
         const message =
           topLevel.includes(key) && key !== "bots"
-            ? "is not a bot's setting: it is set for the whole daemon, at the top level of the config"
-            : unknownKey(key, known);
+            ? DAEMON_KEY_IN_BOT
+            : botKeys.includes(key)
+              ? BOT_KEY_AT_TOP
+              : unknownKey(key, known);
         problems.push(source.problem([...at, key], message, "key"));
       }
     } else if (issue.code === "invalid_key") {
@@ -213,6 +218,14 @@ function sizeMessage(
   if (side === "min") return exact ? `must be at least ${bound}` : `must be more than ${bound}`;
   return exact ? `must be at most ${bound}` : `must be less than ${bound}`;
 }
+
+/** What a key of the config's top level written in a bot's entry (where it does nothing) is told. */
+export const DAEMON_KEY_IN_BOT =
+  "is not a bot's setting: it is set for the whole daemon, at the top level of the config";
+
+/** What a bot's key written at the config's top level (where it does nothing) is told. */
+export const BOT_KEY_AT_TOP =
+  "is not a setting of the whole daemon: it is set for each bot, in its entry under bots";
 
 function unknownKey(key: string, known: readonly string[]): string {
   const close = suggest(key, known);

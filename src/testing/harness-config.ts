@@ -7,6 +7,7 @@
 import type { ConfigError } from "../config/config-error.ts";
 import type { ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
+import { BOT_KEY_AT_TOP, DAEMON_KEY_IN_BOT } from "../config/zod-problems.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
 /** Where a test's own config lines (runBot's `config` of a bot, or its `daemon`) landed in the written file. */
@@ -65,10 +66,27 @@ export function kitKeysGiven(source: ConfigSource, blocks: readonly BotLines[]):
   return problems;
 }
 
-/** A problem of the daemon's lines, in the test's terms (any problem of a key of the kit's is that it is the kit's). */
+/**
+ * A problem of the daemon's lines, in the test's terms: any problem of a key of the kit's is that
+ * it is the kit's; a bot's key there is given in runBot's `config`.
+ */
 function daemonProblem(path: string, message: string): [string, string] {
   const key = path.split(".")[0]!;
-  return Object.hasOwn(KIT_DAEMON_KEYS, key) ? [key, kitKeyMessage(key)] : [path, message];
+  if (Object.hasOwn(KIT_DAEMON_KEYS, key)) return [key, kitKeyMessage(key)];
+  if (message === BOT_KEY_AT_TOP)
+    return [path, "is not a setting of the whole daemon: it is the bot's, given in runBot's config"];
+  return [path, message];
+}
+
+/**
+ * A problem of a bot's config lines, in the test's terms: a key the harness writes itself is
+ * runBot's, a daemon's key is given in runBot's `daemon`.
+ */
+function botLinesMessage(message: string, key: string, twiceOutside: boolean): string {
+  if (twiceOutside) return `is set by runBot itself${OWN_KEYS[key] ?? ": leave it out of config"}`;
+  if (message === DAEMON_KEY_IN_BOT)
+    return "is not a bot's setting: it is set for the whole daemon, given in runBot's daemon";
+  return message;
 }
 
 /**
@@ -107,12 +125,7 @@ export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]
     const [path, message] =
       block?.option === "daemon"
         ? daemonProblem(inBot, relined)
-        : [
-            inBot,
-            block && twiceOutside
-              ? `is set by runBot itself${OWN_KEYS[key] ?? ": leave it out of config"}`
-              : relined,
-          ];
+        : [inBot, block ? botLinesMessage(relined, key, twiceOutside) : relined];
     const where = block ? `${blockPlace(block, line, column)} ` : "";
     const lines = byBot.get(name) ?? [];
     const said = `  ${where}${path === "" ? "" : `${path}: `}${message}`;

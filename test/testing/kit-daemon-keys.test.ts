@@ -62,6 +62,12 @@ describe("runBot's daemon option", () => {
     expect(await refusal("shutdown_timeout: 1s\nshutdown_timeout: 2s")).toEqual(
       refused("daemon:2:1 shutdown_timeout: is set twice (also on line 1 of its daemon): keep one of them"),
     );
+    // A bot's key belongs in config.
+    expect(await refusal("handler_timeout: 5s")).toEqual(
+      refused(
+        "daemon:1:1 handler_timeout: is not a setting of the whole daemon: it is the bot's, given in runBot's config",
+      ),
+    );
     // The kit's own keys, whether it writes them too (server, bots) or not (log).
     expect(await refusal("server:\n  url: http://127.0.0.1:9")).toEqual(
       refused("daemon:1:1 server: is set by runBot itself: the bot runs against the sandbox"),
@@ -73,6 +79,9 @@ describe("runBot's daemon option", () => {
     );
     expect(await refusal("log: { level: warn }")).toEqual(
       refused("daemon:1:1 log: is set by runBot itself: the kit keeps every line, at debug, for logs()"),
+    );
+    expect((await refusal("shutdown_timeout: [")).message).toMatch(
+      /^the daemon's config would be refused by bothost run:\n {2}daemon:1:\d+ YAML syntax error: /,
     );
     expect(await refusal(5)).toEqual({
       code: "INVALID_ARGUMENT",

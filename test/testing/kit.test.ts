@@ -95,9 +95,9 @@ describe("the vitest fixture", () => {
     expect(await refusal("module: ./bots/echo.ts")).toBe(
       "echo's config would be refused by bothost run:\n  config:1:1 module: is set by runBot itself: give the bot as runBot's bot option",
     );
-    // A key of the config's top level is not "unknown": it is the daemon's, not the bot's.
+    // A key of the config's top level is not "unknown": it is the daemon's, given as runBot's daemon.
     expect(await refusal("shutdown_timeout: 1s")).toBe(
-      "echo's config would be refused by bothost run:\n  config:1:1 shutdown_timeout: is not a bot's setting: it is set for the whole daemon, at the top level of the config",
+      "echo's config would be refused by bothost run:\n  config:1:1 shutdown_timeout: is not a bot's setting: it is set for the whole daemon, given in runBot's daemon",
     );
     expect(await refusal("retries: [")).toMatch(
       /^echo's config would be refused by bothost run:\n {2}config:1:\d+ YAML syntax error: /,
