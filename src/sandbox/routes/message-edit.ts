@@ -6,21 +6,17 @@ import { rstripped } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { SYSTEM_GROUPS } from "../org/build-state.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
-import {
-  DEFAULT_CHANNEL_MOVERS,
-  DEFAULT_MOVE_LIMIT_SECONDS,
-  DEFAULT_TOPIC_MOVERS,
-  type EditRecord,
-  type MessageRecord,
-  type RealmRecord,
-  type StreamRecord,
-  type UserRecord,
-} from "../state/data.ts";
+import type { EditRecord, MessageRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
+import {
+  checkChannelMover,
+  checkChannelMoveTime,
+  checkTopicMove,
+  checkWholeTopicMove,
+} from "../state/move-permissions.ts";
 import {
   checkTopicPolicy,
   normalizeContent,
@@ -64,6 +60,10 @@ function editMessage(ctx: AuthedContext) {
     throw streamDoesNotExist(streamId);
   }
   if (streamId !== undefined) checkChannelMoveTime(data.realm, user.role, age);
+  if (mode === "change_all" && (topicChanged || streamId !== undefined)) {
+    const moves = { topic: topicChanged, channel: streamId !== undefined };
+    checkWholeTopicMove(data, user, msg, streamById(data, msg.stream_id!)!, moves, now);
+  }
   const streamChanged = newStream !== undefined && newStream.stream_id !== msg.stream_id;
   if (streamChanged || topicChanged)
     checkTopicPolicy(newStream ?? streamById(data, msg.stream_id!)!, newTopic ?? msg.topic);
@@ -156,48 +156,6 @@ function editMessage(ctx: AuthedContext) {
     return ev;
   });
   return {};
-}
-
-/** The server's grace past a time limit, for a request sent just before it. */
-const EDIT_LIMIT_BUFFER_SECONDS = 20;
-
-/**
- * A move to another topic, as the server allows it: by a member of the realm's
- * `can_move_messages_between_topics_group` (default everyone), within
- * `move_messages_within_stream_limit_seconds` of sending (default 7 days) unless a moderator or above.
- */
-function checkTopicMove(realm: RealmRecord, role: number, age: number): void {
-  if (!inSystemGroup(realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS, role))
-    throw badRequest("You don't have permission to edit this message");
-  if (pastMoveLimit(realm.move_messages_within_stream_limit_seconds, role, age))
-    throw badRequest("The time limit for editing this message's topic has passed.");
-}
-
-/**
- * Who may move a message out of `from`, as the server allows it: an administrator, a member of the
- * realm's `can_move_messages_between_channels_group` (default members), or the channel's
- * administrator (its creator, the sandbox's only `can_administer_channel_group` member).
- */
-function checkChannelMover(realm: RealmRecord, user: UserRecord, from: StreamRecord): void {
-  const group = realm.can_move_messages_between_channels_group ?? DEFAULT_CHANNEL_MOVERS;
-  if (user.role <= 200 || inSystemGroup(group, user.role) || from.creator_id === user.user_id) return;
-  throw badRequest("You don't have permission to move this message");
-}
-
-/** A move to another channel within `move_messages_between_streams_limit_seconds` (default 7 days). */
-function checkChannelMoveTime(realm: RealmRecord, role: number, age: number): void {
-  if (pastMoveLimit(realm.move_messages_between_streams_limit_seconds, role, age))
-    throw badRequest("The time limit for editing this message's channel has passed");
-}
-
-function inSystemGroup(group: string, role: number): boolean {
-  return role <= (SYSTEM_GROUPS.find((g) => g.name === group)?.maxRole ?? 0);
-}
-
-/** Past a move limit (absent: the 7-day default; null: none) plus its grace; moderators and up never are. */
-function pastMoveLimit(limit: number | null | undefined, role: number, age: number): boolean {
-  const seconds = limit === undefined ? DEFAULT_MOVE_LIMIT_SECONDS : limit;
-  return seconds !== null && role > 300 && age > seconds + EDIT_LIMIT_BUFFER_SECONDS;
 }
 
 function movedMessages(

@@ -1,0 +1,110 @@
+/**
+ * Who may move a message to another topic or channel, and how long after its sending, as the
+ * server decides it for PATCH /messages/{id} (refusals with the server's texts and codes).
+ */
+import { ApiError, badRequest } from "../http/api-error.ts";
+import { SYSTEM_GROUPS } from "../org/build-state.ts";
+import {
+  DEFAULT_CHANNEL_MOVERS,
+  DEFAULT_MOVE_LIMIT_SECONDS,
+  DEFAULT_TOPIC_MOVERS,
+  type MessageRecord,
+  type RealmRecord,
+  type SandboxData,
+  type StreamRecord,
+  type UserRecord,
+} from "./data.ts";
+import { canAccessContent } from "./streams.ts";
+
+/** The server's grace past a time limit, for a request sent just before it. */
+const EDIT_LIMIT_BUFFER_SECONDS = 20;
+
+/**
+ * A move to another topic, as the server allows it: by a member of the realm's
+ * `can_move_messages_between_topics_group` (default everyone), within
+ * `move_messages_within_stream_limit_seconds` of sending (default 7 days) unless a moderator or above.
+ */
+export function checkTopicMove(realm: RealmRecord, role: number, age: number): void {
+  if (!inSystemGroup(realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS, role))
+    throw badRequest("You don't have permission to edit this message");
+  if (pastMoveLimit(realm.move_messages_within_stream_limit_seconds, role, age))
+    throw badRequest("The time limit for editing this message's topic has passed.");
+}
+
+/**
+ * Who may move a message out of `from`, as the server allows it: an administrator, a member of the
+ * realm's `can_move_messages_between_channels_group` (default members), or the channel's
+ * administrator (its creator, the sandbox's only `can_administer_channel_group` member).
+ */
+export function checkChannelMover(realm: RealmRecord, user: UserRecord, from: StreamRecord): void {
+  const group = realm.can_move_messages_between_channels_group ?? DEFAULT_CHANNEL_MOVERS;
+  if (user.role <= 200 || inSystemGroup(group, user.role) || from.creator_id === user.user_id) return;
+  throw badRequest("You don't have permission to move this message");
+}
+
+/** A move to another channel within `move_messages_between_streams_limit_seconds` (default 7 days). */
+export function checkChannelMoveTime(realm: RealmRecord, role: number, age: number): void {
+  if (pastMoveLimit(realm.move_messages_between_streams_limit_seconds, role, age))
+    throw badRequest("The time limit for editing this message's channel has passed");
+}
+
+function inSystemGroup(group: string, role: number): boolean {
+  return role <= (SYSTEM_GROUPS.find((g) => g.name === group)?.maxRole ?? 0);
+}
+
+/** A limit as the realm states it: absent is the 7-day default, null is none. */
+const limitOf = (limit: number | null | undefined) =>
+  limit === undefined ? DEFAULT_MOVE_LIMIT_SECONDS : limit;
+
+/** Past a move limit plus its grace; moderators and up never are. */
+function pastMoveLimit(limit: number | null | undefined, role: number, age: number): boolean {
+  const seconds = limitOf(limit);
+  return seconds !== null && role > 300 && age > seconds + EDIT_LIMIT_BUFFER_SECONDS;
+}
+
+/**
+ * A `change_all` move below moderators, as the server checks it: every message of the topic the
+ * user may read (all of them where the channel's history is open to the user, else the ones the
+ * user received) must be within the stricter of the limits the move touches (the topic's when the
+ * topic changes, the channel's when `stream_id` is given). Otherwise 400
+ * MOVE_MESSAGES_TIME_LIMIT_EXCEEDED, saying how many of the most recent ones may move and the
+ * oldest of those, so that a `change_later` move from it goes.
+ */
+export function checkWholeTopicMove(
+  data: SandboxData,
+  user: UserRecord,
+  msg: MessageRecord,
+  stream: StreamRecord,
+  moves: { topic: boolean; channel: boolean },
+  now: number,
+): void {
+  if (user.role <= 300) return;
+  const limits = [
+    moves.topic ? limitOf(data.realm.move_messages_within_stream_limit_seconds) : null,
+    moves.channel ? limitOf(data.realm.move_messages_between_streams_limit_seconds) : null,
+  ].filter((l): l is number => l !== null);
+  if (limits.length === 0) return;
+  const deadline = Math.min(...limits) + EDIT_LIMIT_BUFFER_SECONDS;
+  const openHistory = stream.history_public_to_subscribers && canAccessContent(data, user, stream);
+  const topic = msg.topic.toLowerCase();
+  const inTopic = data.messages
+    .filter(
+      (m) =>
+        m.stream_id === msg.stream_id &&
+        m.topic.toLowerCase() === topic &&
+        (openHistory || m.flags[String(user.user_id)] !== undefined),
+    )
+    .sort((a, b) => (openHistory ? a.id - b.id : a.timestamp - b.timestamp));
+  const allowed = inTopic.filter((m) => now - m.timestamp < deadline);
+  if (allowed.length === inTopic.length) return;
+  throw new ApiError(
+    400,
+    "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED",
+    `You only have permission to move the ${allowed.length}/${inTopic.length} most recent messages in this topic.`,
+    {
+      first_message_id_allowed_to_move: allowed[0]?.id ?? null,
+      total_messages_in_topic: inTopic.length,
+      total_messages_allowed_to_move: allowed.length,
+    },
+  );
+}
