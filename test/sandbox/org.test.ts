@@ -145,6 +145,7 @@ describe("org files", () => {
           "channels:",
           "  - name: general",
           "    subscribers: [a@x.example, nobody@x.example]",
+          "    can_move_messages_within_channel_group: [a@x.example, role:moderators, helpers]",
           "",
         ].join("\n"),
       ),
@@ -152,6 +153,7 @@ describe("org files", () => {
     expect(refs.issues.map((i) => i.replace(/^\S+ /, ""))).toEqual([
       'bots[0].owner: no user with email "ghost@x.example" is declared under users',
       'channels[0].subscribers[1]: no user or bot with email "nobody@x.example"',
+      'channels[0].can_move_messages_within_channel_group[2]: no user, bot or user group "helpers"',
       'realm.moderation_request_channel: no channel named "mods" under channels',
     ]);
   });

@@ -7,6 +7,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { SANDBOX_FEATURE_LEVEL } from "../../wire/feature-levels.ts";
 import {
   emptyData,
+  type GroupSettingRecord,
   nextId,
   type RoleValue,
   type SandboxData,
@@ -15,7 +16,7 @@ import {
   type UserRecord,
 } from "../state/data.ts";
 import { renderDescription } from "../state/markdown.ts";
-import type { Org, OrgUser } from "./schema.ts";
+import { CHANNEL_SETTINGS, type Org, type OrgUser } from "./schema.ts";
 
 export const ROLES: Record<OrgUser["role"], RoleValue> = {
   owner: 100,
@@ -181,20 +182,25 @@ export function buildState(org: Org, nowMs: number): SandboxData {
   }
   refreshSystemGroups(data);
   const groups = org.user_groups.map((g) => group(data, g.name, g.description, false));
+  /** Emails and group names as a group-setting value (the file's groups are not stored yet). */
+  const setting = (names: string[]): GroupSettingRecord => ({
+    direct_members: names.filter((n) => byEmail(n)).map((e) => byEmail(e)!.user_id),
+    direct_subgroups: names
+      .filter((n) => !byEmail(n))
+      .map((n) => [...data.userGroups, ...groups].find((x) => x.name === n)!.id),
+  });
   org.user_groups.forEach((g, i) => {
     groups[i]!.members = g.members.map((e) => byEmail(e)!.user_id);
     groups[i]!.subgroups = g.subgroups.map((s) => groups.find((x) => x.name === s)!.id);
-    const setting = (names: string[]) => ({
-      direct_members: names.filter((n) => byEmail(n)).map((e) => byEmail(e)!.user_id),
-      direct_subgroups: names
-        .filter((n) => !byEmail(n))
-        .map((n) => [...data.userGroups, ...groups].find((x) => x.name === n)!.id),
-    });
     groups[i]!.can_manage_group = setting(g.can_manage_group);
     groups[i]!.can_add_members_group = setting(g.can_add_members_group);
     groups[i]!.can_remove_members_group = setting(g.can_remove_members_group);
   });
   data.userGroups.push(...groups);
+  org.channels.forEach((c) => {
+    const stream = data.streams.find((s) => s.name === c.name)!;
+    for (const key of CHANNEL_SETTINGS) if (c[key]) stream[key] = setting(c[key]);
+  });
   for (const p of org.playgrounds) data.playgrounds.push({ id: nextId(data, "playground"), ...p });
   for (const d of org.realm_domains) data.domains.push({ id: nextId(data, "domain"), ...d });
   return data;

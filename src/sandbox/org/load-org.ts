@@ -14,7 +14,7 @@ import { suggest } from "../../errors/did-you-mean.ts";
 import { keysAt } from "../../errors/schema-keys.ts";
 import { SYSTEM_GROUPS } from "./build-state.ts";
 import { defaultOrg } from "./default-org.ts";
-import { Org, type OrgInput } from "./schema.ts";
+import { CHANNEL_SETTINGS, Org, type OrgInput } from "./schema.ts";
 
 /** The org file (or object) given to the sandbox is invalid; `issues` lists every problem. */
 export class SandboxOrgError extends BothostError<"SANDBOX_ORG_INVALID"> {
@@ -158,6 +158,9 @@ function crossCheck(org: Org): Issue[] {
       note(["bots", i, "outgoing"], `only bots of type outgoing or embedded take an outgoing webhook`);
   });
   const folders = new Set(org.channel_folders.map((f) => f.name));
+  const groups = new Set(org.user_groups.map((g) => g.name));
+  const unknownName = (n: string) =>
+    !knownEmail(n) && !groups.has(n) && !SYSTEM_GROUPS.some((sg) => sg.name === n);
   const channelNames = new Set<string>();
   org.channels.forEach((c, i) => {
     if (channelNames.has(c.name.toLowerCase()))
@@ -168,11 +171,15 @@ function crossCheck(org: Org): Issue[] {
     });
     if (c.folder !== undefined && !folders.has(c.folder))
       note(["channels", i, "folder"], `no channel folder named "${c.folder}" under channel_folders`);
+    for (const key of CHANNEL_SETTINGS) {
+      c[key]?.forEach((n, j) => {
+        if (unknownName(n)) note(["channels", i, key, j], `no user, bot or user group "${n}"`);
+      });
+    }
   });
   const mod = org.realm.moderation_request_channel;
   if (mod !== null && !channelNames.has(mod.toLowerCase()))
     note(["realm", "moderation_request_channel"], `no channel named "${mod}" under channels`);
-  const groups = new Set(org.user_groups.map((g) => g.name));
   org.user_groups.forEach((g, i) => {
     g.members.forEach((m, j) => {
       if (!knownEmail(m)) note(["user_groups", i, "members", j], `no user or bot with email "${m}"`);
@@ -182,8 +189,7 @@ function crossCheck(org: Org): Issue[] {
     });
     for (const key of ["can_manage_group", "can_add_members_group", "can_remove_members_group"] as const) {
       g[key].forEach((n, j) => {
-        if (!knownEmail(n) && !groups.has(n) && !SYSTEM_GROUPS.some((sg) => sg.name === n))
-          note(["user_groups", i, key, j], `no user, bot or user group "${n}"`);
+        if (unknownName(n)) note(["user_groups", i, key, j], `no user, bot or user group "${n}"`);
       });
     }
   });

@@ -70,8 +70,22 @@ export const OrgChannel = z.strictObject({
     .enum(["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"])
     .default("inherit"),
   is_default: z.boolean().default(false),
+  /**
+   * Who administers the channel, and who may move its messages to another channel or topic besides
+   * the realm's settings: emails and group names (a system group such as `role:moderators` too).
+   * Unset: its creator (none for a channel of this file) administers it, nobody else is named.
+   */
+  can_administer_channel_group: z.array(z.string()).optional(),
+  can_move_messages_out_of_channel_group: z.array(z.string()).optional(),
+  can_move_messages_within_channel_group: z.array(z.string()).optional(),
 });
 export type OrgChannel = z.infer<typeof OrgChannel>;
+/** The group settings a channel of the org file may name. */
+export const CHANNEL_SETTINGS = [
+  "can_administer_channel_group",
+  "can_move_messages_out_of_channel_group",
+  "can_move_messages_within_channel_group",
+] as const;
 
 export const OrgUserGroup = z.strictObject({
   name: z.string().trim().min(1),

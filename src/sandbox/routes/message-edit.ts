@@ -53,16 +53,20 @@ function editMessage(ctx: AuthedContext) {
   const age = now - msg.timestamp;
   const newTopic = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
   const topicChanged = newTopic !== undefined && newTopic !== msg.topic;
-  if (topicChanged) checkTopicMove(data.realm, user.role, age);
-  if (streamId !== undefined) checkChannelMover(data.realm, user, streamById(data, msg.stream_id!)!);
+  // The server reads the target channel before it checks who may move (a missing one is named first).
   const newStream = streamId === undefined ? undefined : streamById(data, streamId);
   if (streamId !== undefined && (!newStream || !canAccessContent(data, user, newStream))) {
     throw streamDoesNotExist(streamId);
   }
-  if (streamId !== undefined) checkChannelMoveTime(data.realm, user.role, age);
-  if (mode === "change_all" && (topicChanged || streamId !== undefined)) {
+  const source = msg.type === "stream" ? streamById(data, msg.stream_id!)! : undefined;
+  if (source && topicChanged) checkTopicMove(data, user, newStream ? [source, newStream] : [source], age);
+  if (source && streamId !== undefined) {
+    checkChannelMover(data, user, source);
+    checkChannelMoveTime(data.realm, user.role, age);
+  }
+  if (source && mode === "change_all" && (topicChanged || streamId !== undefined)) {
     const moves = { topic: topicChanged, channel: streamId !== undefined };
-    checkWholeTopicMove(data, user, msg, streamById(data, msg.stream_id!)!, moves, now);
+    checkWholeTopicMove(data, user, msg, source, moves, now);
   }
   const streamChanged = newStream !== undefined && newStream.stream_id !== msg.stream_id;
   if (streamChanged || topicChanged)

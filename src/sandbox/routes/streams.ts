@@ -10,6 +10,7 @@ import { emitToUsers } from "../queues/emit.ts";
 import type { StreamRecord, UserRecord } from "../state/data.ts";
 import { visibleTopic } from "../state/message-view.ts";
 import {
+  administersChannel,
   canAccessContent,
   canAccessMetadata,
   isSubscribed,
@@ -191,7 +192,7 @@ function unsubscribe(ctx: AuthedContext) {
 function updateStream(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   const stream = accessibleStream(ctx);
-  if (user.role > 200 && stream.creator_id !== user.user_id)
+  if (user.role > 200 && !administersChannel(core.data, user, stream))
     throw badRequest("You do not have permission to administer this channel.");
   const newName = params.str("new_name");
   if (newName !== undefined) {

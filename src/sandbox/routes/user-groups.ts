@@ -3,8 +3,8 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToAll } from "../queues/emit.ts";
-import type { GroupSettingRecord, UserGroupRecord } from "../state/data.ts";
-import { activeMembers, groupMemberIds, userById, userGroupView } from "../state/users.ts";
+import type { UserGroupRecord } from "../state/data.ts";
+import { activeMembers, groupMemberIds, inGroupSetting, userById, userGroupView } from "../state/users.ts";
 
 const BOTS_ALLOWED_FL = 496;
 
@@ -40,19 +40,10 @@ function groupForUpdate(ctx: AuthedContext, setting: Setting, self = false): Use
   );
   const allowed =
     (manageAll !== undefined && groupMemberIds(data, manageAll.id).has(user.user_id)) ||
-    inSetting(core, group.can_manage_group, user.user_id) ||
-    (setting !== "can_manage_group" && inSetting(core, group[setting], user.user_id));
+    inGroupSetting(core.data, group.can_manage_group, user.user_id) ||
+    (setting !== "can_manage_group" && inGroupSetting(core.data, group[setting], user.user_id));
   if (!allowed) throw badRequest("Insufficient permission");
   return group;
-}
-
-function inSetting(core: SandboxCore, value: GroupSettingRecord | undefined, userId: number): boolean {
-  if (value === undefined) return false;
-  if (typeof value === "number") return groupMemberIds(core.data, value).has(userId);
-  return (
-    value.direct_members.includes(userId) ||
-    value.direct_subgroups.some((g) => groupMemberIds(core.data, g).has(userId))
-  );
 }
 
 function emitGroup(core: SandboxCore, event: Record<string, unknown>): void {

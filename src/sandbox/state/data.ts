@@ -54,6 +54,12 @@ export interface StreamRecord {
   topics_policy: "inherit" | "allow_empty_topic" | "disable_empty_topic" | "empty_topic_only";
   message_retention_days: number | null;
   is_default: boolean;
+  /** Who administers the channel (moves and renames included); unset: its creator alone. */
+  can_administer_channel_group?: GroupSettingRecord;
+  /** Who may move its messages to another channel, besides the realm's movers; unset: nobody named. */
+  can_move_messages_out_of_channel_group?: GroupSettingRecord;
+  /** Who may move its messages to another topic, besides the realm's movers; unset: nobody named. */
+  can_move_messages_within_channel_group?: GroupSettingRecord;
 }
 
 export interface SubscriptionRecord {

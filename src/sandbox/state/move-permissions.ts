@@ -14,31 +14,53 @@ import {
   type StreamRecord,
   type UserRecord,
 } from "./data.ts";
-import { canAccessContent } from "./streams.ts";
+import { administersChannel, canAccessContent } from "./streams.ts";
+import { inGroupSetting } from "./users.ts";
 
 /** The server's grace past a time limit, for a request sent just before it. */
 const EDIT_LIMIT_BUFFER_SECONDS = 20;
 
 /**
  * A move to another topic, as the server allows it: by a member of the realm's
- * `can_move_messages_between_topics_group` (default everyone), within
- * `move_messages_within_stream_limit_seconds` of sending (default 7 days) unless a moderator or above.
+ * `can_move_messages_between_topics_group` (default everyone), or of the source or target
+ * channel's `can_move_messages_within_channel_group` or administrators (and realm administrators),
+ * within `move_messages_within_stream_limit_seconds` of sending (default 7 days) unless a moderator
+ * or above.
  */
-export function checkTopicMove(realm: RealmRecord, role: number, age: number): void {
-  if (!inSystemGroup(realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS, role))
+export function checkTopicMove(
+  data: SandboxData,
+  user: UserRecord,
+  channels: StreamRecord[],
+  age: number,
+): void {
+  const realm = data.realm;
+  const withinChannel = (s: StreamRecord) =>
+    user.role <= 200 ||
+    administersChannel(data, user, s) ||
+    inGroupSetting(data, s.can_move_messages_within_channel_group, user.user_id);
+  if (
+    !inSystemGroup(realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS, user.role) &&
+    !channels.some(withinChannel)
+  )
     throw badRequest("You don't have permission to edit this message");
-  if (pastMoveLimit(realm.move_messages_within_stream_limit_seconds, role, age))
+  if (pastMoveLimit(realm.move_messages_within_stream_limit_seconds, user.role, age))
     throw badRequest("The time limit for editing this message's topic has passed.");
 }
 
 /**
  * Who may move a message out of `from`, as the server allows it: an administrator, a member of the
- * realm's `can_move_messages_between_channels_group` (default members), or the channel's
- * administrator (its creator, the sandbox's only `can_administer_channel_group` member).
+ * realm's `can_move_messages_between_channels_group` (default members), the channel's
+ * administrators, or its `can_move_messages_out_of_channel_group`.
  */
-export function checkChannelMover(realm: RealmRecord, user: UserRecord, from: StreamRecord): void {
-  const group = realm.can_move_messages_between_channels_group ?? DEFAULT_CHANNEL_MOVERS;
-  if (user.role <= 200 || inSystemGroup(group, user.role) || from.creator_id === user.user_id) return;
+export function checkChannelMover(data: SandboxData, user: UserRecord, from: StreamRecord): void {
+  const group = data.realm.can_move_messages_between_channels_group ?? DEFAULT_CHANNEL_MOVERS;
+  if (
+    user.role <= 200 ||
+    inSystemGroup(group, user.role) ||
+    administersChannel(data, user, from) ||
+    inGroupSetting(data, from.can_move_messages_out_of_channel_group, user.user_id)
+  )
+    return;
   throw badRequest("You don't have permission to move this message");
 }
 

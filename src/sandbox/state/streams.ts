@@ -9,6 +9,7 @@ import { addSubscription } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/emit.ts";
 import type { SandboxData, StreamRecord, SubscriptionRecord, UserRecord } from "./data.ts";
 import { renderDescription } from "./markdown.ts";
+import { inGroupSetting } from "./users.ts";
 
 export function streamById(data: SandboxData, id: number): StreamRecord | undefined {
   return data.streams.find((s) => s.stream_id === id);
@@ -55,6 +56,16 @@ export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: S
   return user.role <= 200 || canAccessContent(data, user, stream);
 }
 
+/**
+ * Is the user the channel's administrator (its `can_administer_channel_group`, by default its
+ * creator)? Guests never are. Realm administrators are not counted here: callers let them in.
+ */
+export function administersChannel(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
+  if (user.role === 600) return false;
+  if (stream.can_administer_channel_group === undefined) return stream.creator_id === user.user_id;
+  return inGroupSetting(data, stream.can_administer_channel_group, user.user_id);
+}
+
 /** The id of the system group `name` (`role:members` …), as group-setting values name it. */
 export function systemGroupId(data: SandboxData, name: string): number {
   return data.userGroups.find((g) => g.is_system_group && g.name === name)?.id ?? 0;
@@ -87,14 +98,14 @@ export function streamToApi(data: SandboxData, stream: StreamRecord): Record<str
     is_recently_active: data.messages.some((m) => m.stream_id === stream.stream_id),
     can_add_subscribers_group: nobody,
     can_remove_subscribers_group: admins,
-    can_administer_channel_group: {
+    can_administer_channel_group: stream.can_administer_channel_group ?? {
       direct_members: stream.creator_id === null ? [] : [stream.creator_id],
       direct_subgroups: [],
     },
     can_delete_any_message_group: admins,
     can_delete_own_message_group: everyone,
-    can_move_messages_out_of_channel_group: nobody,
-    can_move_messages_within_channel_group: nobody,
+    can_move_messages_out_of_channel_group: stream.can_move_messages_out_of_channel_group ?? nobody,
+    can_move_messages_within_channel_group: stream.can_move_messages_within_channel_group ?? nobody,
     can_send_message_group: everyone,
     can_subscribe_group: nobody,
     can_resolve_topics_group: members,

@@ -6,7 +6,14 @@ import { createHash } from "node:crypto";
 import type { SandboxCore } from "../core.ts";
 import { addUser, type NewUser, refreshSystemGroups } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/emit.ts";
-import type { OutgoingService, RoleValue, SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
+import type {
+  GroupSettingRecord,
+  OutgoingService,
+  RoleValue,
+  SandboxData,
+  UserGroupRecord,
+  UserRecord,
+} from "./data.ts";
 import { escapeHtml } from "./escape-html.ts";
 
 export function userById(data: SandboxData, id: number): UserRecord | undefined {
@@ -151,6 +158,20 @@ export function groupMemberIds(data: SandboxData, groupId: number, seen = new Se
 }
 
 const NOBODY = { direct_members: [], direct_subgroups: [] };
+
+/** Is the user in a group-setting value (a group, or users and groups named directly, at any depth)? */
+export function inGroupSetting(
+  data: SandboxData,
+  value: GroupSettingRecord | undefined,
+  userId: number,
+): boolean {
+  if (value === undefined) return false;
+  if (typeof value === "number") return groupMemberIds(data, value).has(userId);
+  return (
+    value.direct_members.includes(userId) ||
+    value.direct_subgroups.some((g) => groupMemberIds(data, g).has(userId))
+  );
+}
 
 /**
  * `ids` without deactivated users: a group's members as the server lists them since feature
