@@ -434,6 +434,29 @@ test("only the sender may edit content; nothing to change is an error", async ({
   expect(nothing.body.msg).toBe("Nothing to change");
 });
 
+test("an edit's request is checked as the server checks it", async ({ sb }) => {
+  const c = sb.sandbox.control;
+  const { id } = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "a" });
+  const dm = c.sendAs(MEMBER, { type: "direct", to: [OWNER], content: "hi" }).id;
+  const refusal = async (msgId: number, form: Record<string, unknown>) => {
+    const reply = await sb.as(MEMBER).patch(`/messages/${msgId}`, form);
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.code).toBe("BAD_REQUEST");
+    return reply.body.msg;
+  };
+  // The topic the message already has is no change.
+  expect(await refusal(id, { topic: " t " })).toBe("Nothing to change");
+  expect(await refusal(dm, { topic: "x" })).toBe("Direct messages cannot have topics.");
+  expect(await refusal(dm, { stream_id: 1 })).toBe("Direct messages cannot be moved to channels.");
+  expect(await refusal(id, { content: "b", propagate_mode: "change_all" })).toBe(
+    "Invalid propagate_mode without topic edit",
+  );
+  expect(await refusal(id, { content: "b", stream_id: 1, topic: "u" })).toBe(
+    "Cannot change message content while changing channel",
+  );
+  expect(c.messages().find((m) => m.id === id)).toMatchObject({ topic: "t", content: "a" });
+});
+
 test("DELETE sends bulk or singular delete_message events by capability", async ({ sb }) => {
   const bulk = await openQueue(sb.as(OWNER), {
     event_types: ["delete_message"],

@@ -14,6 +14,7 @@ import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/me
 import {
   checkChannelMover,
   checkChannelMoveTime,
+  checkContentEdit,
   checkTopicMove,
   checkWholeTopicMove,
 } from "../state/move-permissions.ts";
@@ -40,19 +41,14 @@ function editMessage(ctx: AuthedContext) {
   const streamId = params.int("stream_id");
   const topicRaw = params.str("topic", { aliases: ["subject"] });
   const msg = accessMessage(data, user, id);
-  if (contentRaw === undefined && topicRaw === undefined && streamId === undefined)
-    throw badRequest("Nothing to change");
-  if (msg.type === "private" && (topicRaw !== undefined || streamId !== undefined)) {
-    throw badRequest("Direct messages cannot be moved to channels.");
-  }
-  // Only the sender edits content; moves follow the realm's settings (checked below), not the sender.
-  if (msg.sender_id !== user.user_id && contentRaw !== undefined) {
-    throw badRequest("You don't have permission to edit this message");
-  }
   const now = core.clock.seconds();
   const age = now - msg.timestamp;
-  const newTopic = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
-  const topicChanged = newTopic !== undefined && newTopic !== msg.topic;
+  if (contentRaw !== undefined) checkContentEdit(data.realm, user, msg, age);
+  // The server reads a topic equal to the current one as no topic given.
+  const given = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
+  const newTopic = given === msg.topic ? undefined : given;
+  checkPayload(msg, { content: contentRaw, topic: newTopic, streamId, mode });
+  const topicChanged = newTopic !== undefined;
   // The server reads the target channel before it checks who may move (a missing one is named first).
   const newStream = streamId === undefined ? undefined : streamById(data, streamId);
   if (streamId !== undefined && (!newStream || !canAccessContent(data, user, newStream))) {
@@ -77,10 +73,6 @@ function editMessage(ctx: AuthedContext) {
       ? undefined
       : normalizeContent(rstripped(contentRaw) === "" ? "(deleted)" : contentRaw);
   const contentChanged = content !== undefined && content !== msg.content;
-  const editLimit = data.realm.message_content_edit_limit_seconds;
-  if (contentChanged && editLimit && now - msg.timestamp > editLimit) {
-    throw badRequest("The time limit for editing this message has past");
-  }
   if (!contentChanged && !topicChanged && !streamChanged) return {};
 
   const moved = topicChanged || streamChanged ? movedMessages(data.messages, msg, mode) : [msg];
@@ -160,6 +152,23 @@ function editMessage(ctx: AuthedContext) {
     return ev;
   });
   return {};
+}
+
+/** The server's checks of what an edit asks for, before any permission to move. */
+function checkPayload(
+  msg: MessageRecord,
+  edit: { content?: string; topic?: string; streamId?: number; mode: (typeof MODES)[number] },
+): void {
+  const { content, topic, streamId, mode } = edit;
+  if (content === undefined && topic === undefined && streamId === undefined)
+    throw badRequest("Nothing to change");
+  if (msg.type === "private" && streamId !== undefined)
+    throw badRequest("Direct messages cannot be moved to channels.");
+  if (msg.type === "private" && topic !== undefined) throw badRequest("Direct messages cannot have topics.");
+  if (mode !== "change_one" && topic === undefined && streamId === undefined)
+    throw badRequest("Invalid propagate_mode without topic edit");
+  if (streamId !== undefined && content !== undefined)
+    throw badRequest("Cannot change message content while changing channel");
 }
 
 function movedMessages(

@@ -1,6 +1,7 @@
 /**
- * Who may move a message to another topic or channel, and how long after its sending, as the
- * server decides it for PATCH /messages/{id} (refusals with the server's texts and codes).
+ * Who may edit a message's content or move it to another topic or channel, and how long after its
+ * sending, as the server decides it for PATCH /messages/{id} (refusals with the server's texts
+ * and codes).
  */
 import { ApiError, badRequest } from "../http/api-error.ts";
 import { SYSTEM_GROUPS } from "../org/build-state.ts";
@@ -19,6 +20,19 @@ import { inGroupSetting } from "./users.ts";
 
 /** The server's grace past a time limit, for a request sent just before it. */
 const EDIT_LIMIT_BUFFER_SECONDS = 20;
+
+/** Only the sender edits content, within `message_content_edit_limit_seconds` (plus the grace) if set. */
+export function checkContentEdit(
+  realm: RealmRecord,
+  user: UserRecord,
+  msg: MessageRecord,
+  age: number,
+): void {
+  if (msg.sender_id !== user.user_id) throw badRequest("You don't have permission to edit this message");
+  const limit = realm.message_content_edit_limit_seconds;
+  if (typeof limit === "number" && age > limit + EDIT_LIMIT_BUFFER_SECONDS)
+    throw badRequest("The time limit for editing this message has passed");
+}
 
 /**
  * A move to another topic, as the server allows it: by a member of the realm's
