@@ -62,6 +62,7 @@ export function buildState(org: Org, nowMs: number): SandboxData {
     can_move_messages_between_topics_group: org.realm.can_move_messages_between_topics_group,
     move_messages_within_stream_limit_seconds: org.realm.move_messages_within_stream_limit_seconds,
     can_move_messages_between_channels_group: org.realm.can_move_messages_between_channels_group,
+    can_resolve_topics_group: org.realm.can_resolve_topics_group,
     move_messages_between_streams_limit_seconds: org.realm.move_messages_between_streams_limit_seconds,
     profile_field_editing_allowed: org.realm.profile_field_editing_allowed,
     date_created: now,

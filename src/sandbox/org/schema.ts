@@ -7,6 +7,7 @@ import {
   DEFAULT_CHANNEL_MOVERS,
   DEFAULT_MOVE_LIMIT_SECONDS,
   DEFAULT_TOPIC_MOVERS,
+  DEFAULT_TOPIC_RESOLVERS,
   PROFILE_FIELD_TYPES,
 } from "../state/data.ts";
 
@@ -78,6 +79,7 @@ export const OrgChannel = z.strictObject({
   can_administer_channel_group: z.array(z.string()).optional(),
   can_move_messages_out_of_channel_group: z.array(z.string()).optional(),
   can_move_messages_within_channel_group: z.array(z.string()).optional(),
+  can_resolve_topics_group: z.array(z.string()).optional(),
 });
 export type OrgChannel = z.infer<typeof OrgChannel>;
 /** The group settings a channel of the org file may name. */
@@ -85,6 +87,7 @@ export const CHANNEL_SETTINGS = [
   "can_administer_channel_group",
   "can_move_messages_out_of_channel_group",
   "can_move_messages_within_channel_group",
+  "can_resolve_topics_group",
 ] as const;
 
 export const OrgUserGroup = z.strictObject({
@@ -118,6 +121,16 @@ export const OrgFolder = z.strictObject({
   description: z.string().default(""),
 });
 
+/** A system group a realm permission may name, role:everyone included. */
+const roleGroup = z.enum([
+  "role:everyone",
+  "role:members",
+  "role:moderators",
+  "role:administrators",
+  "role:owners",
+  "role:nobody",
+]);
+
 const visibility = z.enum(["everyone", "members", "admins", "nobody", "moderators"]);
 
 export const OrgRealm = z.strictObject({
@@ -136,16 +149,7 @@ export const OrgRealm = z.strictObject({
   /** Seconds after sending that its sender may still edit a message's content; null: no limit. */
   message_content_edit_limit_seconds: z.number().int().min(1).nullable().default(null),
   /** The system group whose members may move messages to another topic of their channel. */
-  can_move_messages_between_topics_group: z
-    .enum([
-      "role:everyone",
-      "role:members",
-      "role:moderators",
-      "role:administrators",
-      "role:owners",
-      "role:nobody",
-    ])
-    .default(DEFAULT_TOPIC_MOVERS),
+  can_move_messages_between_topics_group: roleGroup.default(DEFAULT_TOPIC_MOVERS),
   /** Seconds after sending that a message may still be moved to another topic, below moderators; null: no limit. */
   move_messages_within_stream_limit_seconds: z
     .number()
@@ -157,6 +161,8 @@ export const OrgRealm = z.strictObject({
   can_move_messages_between_channels_group: z
     .enum(["role:members", "role:moderators", "role:administrators", "role:owners", "role:nobody"])
     .default(DEFAULT_CHANNEL_MOVERS),
+  /** The system group whose members may resolve and unresolve topics (no time limit). */
+  can_resolve_topics_group: roleGroup.default(DEFAULT_TOPIC_RESOLVERS),
   /** Seconds after sending that a message may still be moved to another channel, below moderators; null: no limit. */
   move_messages_between_streams_limit_seconds: z
     .number()

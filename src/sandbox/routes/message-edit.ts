@@ -15,9 +15,13 @@ import {
   checkChannelMover,
   checkChannelMoveTime,
   checkContentEdit,
+  checkResolve,
   checkTopicMove,
   checkWholeTopicMove,
+  RESOLVED_PREFIX,
+  resolveChange,
 } from "../state/move-permissions.ts";
+import { noticeResolve } from "../state/resolve-notice.ts";
 import {
   checkTopicPolicy,
   normalizeContent,
@@ -55,12 +59,16 @@ function editMessage(ctx: AuthedContext) {
     throw streamDoesNotExist(streamId);
   }
   const source = msg.type === "stream" ? streamById(data, msg.stream_id!)! : undefined;
-  if (source && topicChanged) checkTopicMove(data, user, newStream ? [source, newStream] : [source], age);
+  const channels = source && newStream ? [source, newStream] : source ? [source] : [];
+  // Resolving (or unresolving) is its own permission, with no time limit.
+  const resolve = newTopic === undefined ? undefined : resolveChange(msg.topic, topicRaw!.trim(), newTopic);
+  if (source && resolve) checkResolve(data, user, channels);
+  else if (source && topicChanged) checkTopicMove(data, user, channels, age);
   if (source && streamId !== undefined) {
     checkChannelMover(data, user, source);
     checkChannelMoveTime(data.realm, user.role, age);
   }
-  if (source && mode === "change_all" && (topicChanged || streamId !== undefined)) {
+  if (source && !resolve && mode === "change_all" && (topicChanged || streamId !== undefined)) {
     const moves = { topic: topicChanged, channel: streamId !== undefined };
     checkWholeTopicMove(data, user, msg, source, moves, now);
   }
@@ -151,6 +159,7 @@ function editMessage(ctx: AuthedContext) {
     }
     return ev;
   });
+  if (resolve && from) noticeResolve(core, user, from, msg.topic, resolve, (m) => deleteMessage(core, m));
   return {};
 }
 
@@ -167,6 +176,8 @@ function checkPayload(
   if (msg.type === "private" && topic !== undefined) throw badRequest("Direct messages cannot have topics.");
   if (mode !== "change_one" && topic === undefined && streamId === undefined)
     throw badRequest("Invalid propagate_mode without topic edit");
+  if (topic === RESOLVED_PREFIX.trim() || topic === `${RESOLVED_PREFIX}general chat`)
+    throw badRequest("General chat cannot be marked as resolved");
   if (streamId !== undefined && content !== undefined)
     throw badRequest("Cannot change message content while changing channel");
 }

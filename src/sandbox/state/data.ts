@@ -60,6 +60,8 @@ export interface StreamRecord {
   can_move_messages_out_of_channel_group?: GroupSettingRecord;
   /** Who may move its messages to another topic, besides the realm's movers; unset: nobody named. */
   can_move_messages_within_channel_group?: GroupSettingRecord;
+  /** Who may resolve its topics, besides the realm's resolvers; unset: nobody named. */
+  can_resolve_topics_group?: GroupSettingRecord;
 }
 
 export interface SubscriptionRecord {
@@ -112,6 +114,8 @@ export interface MessageRecord {
   last_moved_timestamp: number | null;
   /** User id (string) → that user's flags; a key exists for every user who received it. */
   flags: Record<string, string[]>;
+  /** A Notification Bot notice that a topic was resolved or unresolved (undone within a minute). */
+  resolve_notice?: true;
 }
 
 export interface DirectGroupRecord {
@@ -217,6 +221,8 @@ export const DEFAULT_MOVE_LIMIT_SECONDS = 7 * 24 * 60 * 60;
 /** The server's default groups of who may move messages to another topic and to another channel. */
 export const DEFAULT_TOPIC_MOVERS = "role:everyone";
 export const DEFAULT_CHANNEL_MOVERS = "role:members";
+/** The server's default group of who may resolve topics. */
+export const DEFAULT_TOPIC_RESOLVERS = "role:everyone";
 
 export interface RealmRecord {
   id: number;
@@ -238,6 +244,8 @@ export interface RealmRecord {
   can_move_messages_between_topics_group?: string;
   /** Seconds after sending that a message may be moved to another topic (absent: 7 days; null: no limit). */
   move_messages_within_stream_limit_seconds?: number | null;
+  /** The system group whose members may resolve and unresolve topics (absent: `role:everyone`). */
+  can_resolve_topics_group?: string;
   /** The system group whose members may move messages between channels (absent: `role:members`). */
   can_move_messages_between_channels_group?: string;
   /** Seconds after sending that a message may be moved to another channel (absent: 7 days; null: no limit). */

@@ -14,6 +14,7 @@ import {
   DEFAULT_CHANNEL_MOVERS,
   DEFAULT_MOVE_LIMIT_SECONDS,
   DEFAULT_TOPIC_MOVERS,
+  DEFAULT_TOPIC_RESOLVERS,
   PROFILE_FIELD_TYPES,
   type RealmRecord,
   type UserRecord,
@@ -235,6 +236,7 @@ function moveSettings(realm: RealmRecord, groupId: (name: string) => number): Re
     realm_can_move_messages_between_topics_group: groupId(
       realm.can_move_messages_between_topics_group ?? DEFAULT_TOPIC_MOVERS,
     ),
+    realm_can_resolve_topics_group: groupId(realm.can_resolve_topics_group ?? DEFAULT_TOPIC_RESOLVERS),
     realm_move_messages_between_streams_limit_seconds: limit(
       realm.move_messages_between_streams_limit_seconds,
     ),

@@ -9,6 +9,7 @@ import {
   DEFAULT_CHANNEL_MOVERS,
   DEFAULT_MOVE_LIMIT_SECONDS,
   DEFAULT_TOPIC_MOVERS,
+  DEFAULT_TOPIC_RESOLVERS,
   type MessageRecord,
   type RealmRecord,
   type SandboxData,
@@ -59,6 +60,37 @@ export function checkTopicMove(
     throw badRequest("You don't have permission to edit this message");
   if (pastMoveLimit(realm.move_messages_within_stream_limit_seconds, user.role, age))
     throw badRequest("The time limit for editing this message's topic has passed.");
+}
+
+/** The prefix of a resolved topic. */
+export const RESOLVED_PREFIX = "✔ ";
+
+/**
+ * Whether a topic change resolves or unresolves the topic, as the server tells them from other
+ * moves: adding the prefix to the same name (`given` is the topic before truncation), or dropping
+ * every leading `✔` and space.
+ */
+export function resolveChange(
+  old: string,
+  given: string,
+  target: string,
+): "resolved" | "unresolved" | undefined {
+  const was = old.startsWith(RESOLVED_PREFIX);
+  const is = target.startsWith(RESOLVED_PREFIX);
+  if (is && !was && given.slice(RESOLVED_PREFIX.length) === old) return "resolved";
+  if (was && !is && old.replace(/^[✔ ]+/u, "") === target) return "unresolved";
+  return undefined;
+}
+
+/**
+ * Resolving or unresolving a topic, as the server allows it: by a member of the realm's
+ * `can_resolve_topics_group` (default everyone) or of the source or target channel's; no time limit.
+ */
+export function checkResolve(data: SandboxData, user: UserRecord, channels: StreamRecord[]): void {
+  const realmGroup = data.realm.can_resolve_topics_group ?? DEFAULT_TOPIC_RESOLVERS;
+  if (inSystemGroup(realmGroup, user.role)) return;
+  if (channels.some((s) => inGroupSetting(data, s.can_resolve_topics_group, user.user_id))) return;
+  throw badRequest("You don't have permission to resolve topics in this channel.");
 }
 
 /**

@@ -32,6 +32,8 @@ export interface SendOptions {
   local?: { queueId: string; localId: string } | undefined;
   /** Skip the sender's channel permission check (Notification Bot, outgoing webhook replies). */
   trusted?: boolean;
+  /** Only these recipients get the message unread; every other one gets it read. */
+  unreadOnly?: ReadonlySet<number>;
 }
 
 export function streamDoesNotExist(ref: string | number): ApiError {
@@ -122,7 +124,8 @@ export function sendMessage(
   const flags: Record<string, string[]> = {};
   for (const id of new Set([...recipientIds, sender.user_id])) {
     const f: string[] = [];
-    if (id === sender.user_id && readBySender) f.push("read");
+    if ((id === sender.user_id && readBySender) || (opts.unreadOnly && !opts.unreadOnly.has(id)))
+      f.push("read");
     if (rendered.mentionedUserIds.has(id)) f.push("mentioned");
     if (rendered.streamWildcard) f.push("stream_wildcard_mentioned");
     if (rendered.topicWildcard) f.push("topic_wildcard_mentioned");

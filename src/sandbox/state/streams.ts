@@ -77,7 +77,6 @@ export function streamToApi(data: SandboxData, stream: StreamRecord): Record<str
   const nobody = systemGroupId(data, "role:nobody");
   const admins = systemGroupId(data, "role:administrators");
   const everyone = systemGroupId(data, "role:everyone");
-  const members = systemGroupId(data, "role:members");
   return {
     stream_id: stream.stream_id,
     name: stream.name,
@@ -108,7 +107,7 @@ export function streamToApi(data: SandboxData, stream: StreamRecord): Record<str
     can_move_messages_within_channel_group: stream.can_move_messages_within_channel_group ?? nobody,
     can_send_message_group: everyone,
     can_subscribe_group: nobody,
-    can_resolve_topics_group: members,
+    can_resolve_topics_group: stream.can_resolve_topics_group ?? nobody,
     stream_weekly_traffic: null,
     subscriber_count: subscriberIds(data, stream.stream_id).length,
   };
