@@ -67,6 +67,27 @@ describe("by default", () => {
     ]);
   });
 
+  test("a resolve that also moves the message to another channel, or edits it, posts no notice", async ({
+    sb,
+  }) => {
+    const c = sb.sandbox.control;
+    const made = await sb.as(OWNER).post("/users/me/subscriptions", {
+      subscriptions: [{ name: "done" }],
+      principals: [OWNER, MEMBER, BOT],
+    });
+    expect(made.status, made.text).toBe(200);
+    const done = (await sb.as(OWNER).get("/get_stream_id", { stream: "done" })).body.stream_id as number;
+    const moved = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "a" }).id;
+    const edited = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "u", content: "a" }).id;
+    expect((await sb.as(MEMBER).patch(`/messages/${moved}`, { topic: "✔ t", stream_id: done })).status).toBe(
+      200,
+    );
+    expect((await sb.as(MEMBER).patch(`/messages/${edited}`, { topic: "✔ u", content: "b" })).status).toBe(
+      200,
+    );
+    expect(c.messages().map((m) => m.id)).toEqual([moved, edited]);
+  });
+
   test("the empty topic cannot be resolved", async ({ sb }) => {
     const { id } = sb.sandbox.control.sendAs(OWNER, {
       type: "stream",

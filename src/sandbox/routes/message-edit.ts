@@ -159,7 +159,9 @@ function editMessage(ctx: AuthedContext) {
     }
     return ev;
   });
-  if (resolve && from) noticeResolve(core, user, from, msg.topic, resolve, (m) => deleteMessage(core, m));
+  // The server posts the notice only for an edit of the topic alone.
+  if (resolve && from && streamId === undefined && contentRaw === undefined)
+    noticeResolve(core, user, from, msg.topic, resolve, (m) => deleteMessage(core, m));
   return {};
 }
 
