@@ -311,9 +311,11 @@ it("a reaction the log refuses as moved is matched again: its question, moved me
   gate.mode = "hang";
   await api(MEMBER, "POST", `/messages/${question}/reactions`, { emoji_name: "check" });
   await gate.stoppedAt(1);
+  // No Notification Bot notice in the new topic: this test is about the log's refusal.
   await api("owner@sandbox.example", "PATCH", `/messages/${question}`, {
     topic: "approvals 2",
     propagate_mode: "change_all",
+    send_notification_to_new_thread: "false",
   });
   // The second daemon starts: it reads the move back and records it; the reaction's write fails,
   // until its bot stops (its lease lost).

@@ -67,7 +67,7 @@ describe("by default", () => {
     ]);
   });
 
-  test("a resolve that also moves the message to another channel, or edits it, posts no notice", async ({
+  test("a resolve that also moves the message to another channel, or edits it, posts no resolve notice", async ({
     sb,
   }) => {
     const c = sb.sandbox.control;
@@ -85,7 +85,12 @@ describe("by default", () => {
     expect((await sb.as(MEMBER).patch(`/messages/${edited}`, { topic: "✔ u", content: "b" })).status).toBe(
       200,
     );
-    expect(c.messages().map((m) => m.id)).toEqual([moved, edited]);
+    // The move to another channel is noticed as a move there, not as a resolve.
+    expect(c.messages().map((m) => [m.topic, m.content])).toEqual([
+      ["✔ t", "a"],
+      ["✔ u", "b"],
+      ["✔ t", `This topic was moved here from #**general>t** by @_**Mel Member|${idOf(sb, MEMBER)}**.`],
+    ]);
   });
 
   test("the empty topic cannot be resolved", async ({ sb }) => {

@@ -11,6 +11,7 @@ import type { EditRecord, MessageRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
+import { noticeMove } from "../state/move-notices.ts";
 import {
   checkChannelMover,
   checkChannelMoveTime,
@@ -40,8 +41,8 @@ function editMessage(ctx: AuthedContext) {
   const contentRaw = params.str("content");
   params.str("prev_content_sha256");
   const mode = params.literal("propagate_mode", MODES) ?? "change_one";
-  params.bool("send_notification_to_new_thread");
-  params.bool("send_notification_to_old_thread");
+  const notifyNew = params.bool("send_notification_to_new_thread") ?? true;
+  const notifyOld = params.bool("send_notification_to_old_thread") ?? false;
   const streamId = params.int("stream_id");
   const topicRaw = params.str("topic", { aliases: ["subject"] });
   const msg = accessMessage(data, user, id);
@@ -162,6 +163,21 @@ function editMessage(ctx: AuthedContext) {
   // The server posts the notice only for an edit of the topic alone.
   if (resolve && from && streamId === undefined && contentRaw === undefined)
     noticeResolve(core, user, from, msg.topic, resolve, (m) => deleteMessage(core, m));
+  if (from && (topicChanged || streamChanged)) {
+    noticeMove(core, {
+      by: user,
+      moved,
+      target: msg,
+      from,
+      to: newStream ?? from,
+      oldTopic: orig.topic,
+      newTopic: msg.topic,
+      wholeTopic: mode === "change_all",
+      resolveOnly: resolve !== undefined,
+      notifyOld,
+      notifyNew,
+    });
+  }
   return {};
 }
 

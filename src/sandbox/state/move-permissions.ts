@@ -131,6 +131,19 @@ function pastMoveLimit(limit: number | null | undefined, role: number, age: numb
 }
 
 /**
+ * Which of a channel's messages the user can read: all of them where its history is open to the
+ * user, else the ones the user received.
+ */
+export function canReadHistoryOf(
+  data: SandboxData,
+  user: UserRecord,
+  stream: StreamRecord,
+): (m: MessageRecord) => boolean {
+  const open = stream.history_public_to_subscribers && canAccessContent(data, user, stream);
+  return (m) => open || m.flags[String(user.user_id)] !== undefined;
+}
+
+/**
  * A `change_all` move below moderators, as the server checks it: every message of the topic the
  * user may read (all of them where the channel's history is open to the user, else the ones the
  * user received) must be within the stricter of the limits the move touches (the topic's when the
@@ -154,14 +167,10 @@ export function checkWholeTopicMove(
   if (limits.length === 0) return;
   const deadline = Math.min(...limits) + EDIT_LIMIT_BUFFER_SECONDS;
   const openHistory = stream.history_public_to_subscribers && canAccessContent(data, user, stream);
+  const visible = canReadHistoryOf(data, user, stream);
   const topic = msg.topic.toLowerCase();
   const inTopic = data.messages
-    .filter(
-      (m) =>
-        m.stream_id === msg.stream_id &&
-        m.topic.toLowerCase() === topic &&
-        (openHistory || m.flags[String(user.user_id)] !== undefined),
-    )
+    .filter((m) => m.stream_id === msg.stream_id && m.topic.toLowerCase() === topic && visible(m))
     .sort((a, b) => (openHistory ? a.id - b.id : a.timestamp - b.timestamp));
   const allowed = inTopic.filter((m) => now - m.timestamp < deadline);
   if (allowed.length === inTopic.length) return;
