@@ -23,6 +23,35 @@ describe("by default", () => {
     expect(c.messages().find((m) => m.id === id)!.topic).toBe("elsewhere");
   });
 
+  test("a whole-topic move takes the topic's messages whatever the case of their topic", async ({ sb }) => {
+    const c = sb.sandbox.control;
+    const ids = ["t", "T"].map(
+      (topic) => c.sendAs(MEMBER, { type: "stream", to: "general", topic, content: "a" }).id,
+    );
+    const moved = await sb.as(BOT).patch(`/messages/${ids[0]}`, { topic: "u", propagate_mode: "change_all" });
+    expect(moved.status, moved.text).toBe(200);
+    expect(ids.map((id) => c.messages().find((m) => m.id === id)!.topic)).toEqual(["u", "u"]);
+  });
+
+  test("a whole topic moved to another channel leaves the messages the mover cannot read", async ({ sb }) => {
+    const c = sb.sandbox.control;
+    const old = c.sendAs(OWNER, { type: "stream", to: "moderation", topic: "t", content: "before" }).id;
+    const added = await sb
+      .as(OWNER)
+      .post("/users/me/subscriptions", { subscriptions: [{ name: "moderation" }], principals: [MEMBER] });
+    expect(added.status, added.text).toBe(200);
+    const seen = c.sendAs(OWNER, { type: "stream", to: "moderation", topic: "t", content: "after" }).id;
+    const general = (await sb.as(MEMBER).get("/get_stream_id", { stream: "general" })).body
+      .stream_id as number;
+    const moved = await sb
+      .as(MEMBER)
+      .patch(`/messages/${seen}`, { stream_id: general, propagate_mode: "change_all" });
+    expect(moved.status, moved.text).toBe(200);
+    const streamOf = (id: number) => c.messages().find((m) => m.id === id)!.stream_id;
+    expect([streamOf(old), streamOf(seen)]).toEqual([streamOf(old), general]);
+    expect(streamOf(old)).not.toBe(general);
+  });
+
   test("past 7 days and 20 s a member's move is refused; an owner's still goes", async ({ sb }) => {
     const c = sb.sandbox.control;
     const { id } = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "a" });

@@ -7,12 +7,13 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
-import type { EditRecord, MessageRecord } from "../state/data.ts";
+import type { EditRecord, MessageRecord, SandboxData, UserRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
 import { noticeMove } from "../state/move-notices.ts";
 import {
+  canReadHistoryOf,
   checkChannelMover,
   checkChannelMoveTime,
   checkContentEdit,
@@ -84,7 +85,7 @@ function editMessage(ctx: AuthedContext) {
   const contentChanged = content !== undefined && content !== msg.content;
   if (!contentChanged && !topicChanged && !streamChanged) return {};
 
-  const moved = topicChanged || streamChanged ? movedMessages(data.messages, msg, mode) : [msg];
+  const moved = topicChanged || streamChanged ? movedMessages(data, user, msg, mode, streamChanged) : [msg];
   const orig = { ...msg };
   for (const m of moved) {
     const edit: EditRecord = { user_id: user.user_id, timestamp: now };
@@ -200,15 +201,28 @@ function checkPayload(
     throw badRequest("Cannot change message content while changing channel");
 }
 
+/**
+ * The messages a move takes, as the server picks them: the named one and, past `change_one`, the
+ * topic's others (its name matched whatever the case; `change_later`: the ones after it), of which
+ * a move to another channel takes only those the mover can read.
+ */
 function movedMessages(
-  all: MessageRecord[],
+  data: SandboxData,
+  user: UserRecord,
   msg: MessageRecord,
   mode: (typeof MODES)[number],
+  toOtherChannel: boolean,
 ): MessageRecord[] {
   if (mode === "change_one") return [msg];
-  return all.filter(
+  const topic = msg.topic.toLowerCase();
+  const readable = canReadHistoryOf(data, user, streamById(data, msg.stream_id!)!);
+  return data.messages.filter(
     (m) =>
-      m.stream_id === msg.stream_id && m.topic === msg.topic && (mode === "change_all" || m.id >= msg.id),
+      m === msg ||
+      (m.stream_id === msg.stream_id &&
+        m.topic.toLowerCase() === topic &&
+        (mode === "change_all" || m.id > msg.id) &&
+        (!toOtherChannel || readable(m))),
   );
 }
 
