@@ -92,10 +92,12 @@ const ESCAPES: Record<string, string> = {
 function topicLink(stream: StreamRecord, topic: string): string {
   const breaks = (s: string) => s.search(BREAKS_LINK) !== -1;
   if (!breaks(stream.name) && !breaks(topic)) return `#**${stream.name}>${topic}**`;
-  const escape = (s: string) => s.replace(BREAKS_LINK, (c) => ESCAPES[c] ?? c);
+  const escaped = (s: string) => s.replace(BREAKS_LINK, (c) => ESCAPES[c] ?? c);
   let url = `#narrow/channel/${channelSlug(stream)}`;
   if (topic) url += `/topic/${hashComponent(topic)}`;
-  return topic ? `[#${escape(stream.name)} > ${escape(topic)}](${url})` : `[#${escape(stream.name)}](${url})`;
+  return topic
+    ? `[#${escaped(stream.name)} > ${escaped(topic)}](${url})`
+    : `[#${escaped(stream.name)}](${url})`;
 }
 
 const channelSlug = (stream: StreamRecord) =>
