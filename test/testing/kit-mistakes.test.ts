@@ -99,7 +99,8 @@ describe("runBot's options", () => {
     sandbox,
   }) => {
     const run = runBot as unknown as (options: Record<string, unknown>) => Promise<unknown>;
-    const takes = "(it takes bot, name, email, channels, settings, config, daemon, clock, outgoingWebhook, webhooks)";
+    const takes =
+      "(it takes bot, name, email, channels, settings, config, daemon, clock, outgoingWebhook, webhooks)";
     await expect(run({ bot: quiet, name: "typo", webhook: true })).rejects.toMatchObject(
       invalid(`runBot: webhook is not an option: did you mean webhooks? ${takes}`),
     );
