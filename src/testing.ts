@@ -16,7 +16,6 @@
 export type { DialogView } from "./pipeline/dialogs/dialog-entry.ts";
 export { SandboxControlError } from "./sandbox/control.ts";
 export { SandboxOrgError } from "./sandbox/org/load-org.ts";
-export { startSandbox } from "./sandbox/start-sandbox.ts";
 export type {
   FailOptions,
   NewSandboxUser,
@@ -48,3 +47,4 @@ export type {
   TestReaction,
   TestRecipient,
 } from "./testing/test-message.ts";
+export { startSandbox } from "./testing/test-sandbox.ts";
