@@ -28,7 +28,7 @@ header, form { display: flex; gap: .5rem; align-items: center; padding: .6rem 1r
 form { border-top: 1px solid var(--line); border-bottom: 0; }
 h1 { font-size: 1rem; margin: 0 1rem 0 0; }
 #log { overflow-y: auto; padding: .5rem 1rem; margin: 0; list-style: none; }
-#log li { padding: .25rem 0; border-bottom: 1px solid var(--line); }
+#log > li { padding: .25rem 0; border-bottom: 1px solid var(--line); }
 .where { color: var(--muted); font-size: .85rem; margin-right: .5rem; }
 .sender { font-weight: 600; margin-right: .35rem; }
 .content { display: block; overflow-wrap: anywhere; }
