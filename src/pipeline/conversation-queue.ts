@@ -35,6 +35,13 @@ import { TaskTimeouts } from "./task-timeouts.ts";
 export type { QueueTask, TaskControl } from "./queue-lines.ts";
 export { endAfter, isThenable, RUNS_ON } from "./queue-lines.ts";
 
+/** A task a stop left running (see {@link ConversationQueue.abortedEnded}): its key, arg and function. */
+export interface LeftTask {
+  key: string;
+  arg: unknown;
+  run: QueueTask<unknown>;
+}
+
 export interface ConversationQueueOptions {
   /** Tasks running at once (across all keys). */
   concurrency: number;
@@ -169,17 +176,23 @@ export class ConversationQueue {
    * dead letter, their message's mark) written while the store is open; or once `grace` aborts, with
    * the tasks still running then (deaf to their signal, or slow to settle): their keys and args. A
    * task that ended and holds its key while its end is written is waited for past `grace`; one held
-   * before the abort (a write retried through an outage) is not: its own abort stops it.
+   * before the abort (a write retried through an outage) is not: its own abort stops it; one held
+   * in a later attempt of its run (`attempting`) is waited for as a running one. The tasks returned
+   * are marked `left`.
    */
-  async abortedEnded(grace: AbortSignal): Promise<{ key: string; arg: unknown }[]> {
+  async abortedEnded(grace: AbortSignal): Promise<LeftTask[]> {
     const aborted = this.#aborted;
     this.#aborted = [];
     await nextTurn();
-    const waited = (t: Task) => t.state === "held" || (t.state === "running" && !grace.aborted);
+    // Still running: the task's run itself, or a later attempt of it (held, the failure stage's).
+    const runs = (t: Task) => t.state === "running" || (t.state === "held" && t.attempting);
+    const waited = (t: Task) => (t.state === "held" && !t.attempting) || (runs(t) && !grace.aborted);
     // A wait ends as a task ends, or as the grace passes (then only the held ones are waited for).
     while (aborted.some(waited))
       await this.onBelow(this.inFlight, grace.aborted ? undefined : grace).catch(() => {});
-    return aborted.filter((t) => t.state === "running").map((t) => ({ key: t.key, arg: t.arg }));
+    const left = aborted.filter(runs);
+    for (const task of left) task.left = true;
+    return left.map((t) => ({ key: t.key, arg: t.arg, run: t.run }));
   }
 
   /**
@@ -188,10 +201,14 @@ export class ConversationQueue {
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
     const dropped: [string, (() => void) | undefined][] = [];
+    const attempting: Task[] = [];
     const lines = this.#lines;
     for (const [key, line] of lines ?? []) {
       // A held task's work (a write retried through a store outage) stops at the deadline too.
-      if (line.current?.state === "held") line.current.abort(reason);
+      if (line.current?.state === "held") {
+        line.current.abort(reason);
+        if (line.current.attempting) attempting.push(line.current);
+      }
       for (const onDone of line.dropWaiting()) dropped.push([key, onDone]);
       if (line.current === undefined) lines?.delete(key);
     }
@@ -199,6 +216,7 @@ export class ConversationQueue {
     this.#waiting = 0;
     this.#aborted = this.#running.list();
     for (const task of this.#aborted) task.abort(reason);
+    this.#aborted.push(...attempting);
     this.#inline?.abort(reason);
     for (const [key, onDone] of dropped) this.#callDone(onDone, key);
     if (this.#active === 0) this.#timeouts.disarm();

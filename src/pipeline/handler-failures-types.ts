@@ -55,6 +55,8 @@ export interface FailedRun {
   recordHandled?(): Promise<void>;
   /** A replayed letter's turns: each later attempt waits for the bot's replay turn (replay-turns.ts). */
   turns?: AttemptTurns | undefined;
+  /** The run's queue task: `left` once the stop left it (left-runs.ts), its attempt still running. */
+  task?: { readonly left: boolean };
   /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
   again(signal: AbortSignal, holder?: RunHolder): unknown;
   /** The effects the last run made (or found made), its `ctx.external` results too, for the dead letter to carry. */

@@ -18,6 +18,7 @@
  * meanwhile is left unmarked, and the next start runs it again (its catch-up, its log); a delivery or an
  * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
+import type { Logger } from "../api/logger.ts";
 import { sleep } from "../api/sleep.ts";
 import { failpoint } from "../effects/failpoints.ts";
 import type { JsonValue } from "../state/state-store.ts";
@@ -40,6 +41,7 @@ import {
   type SettleOutcome,
 } from "./handler-failures-types.ts";
 import { type Incoming, type JobOccurrence, sourceOf } from "./incoming.ts";
+import { LEFT_ENDED_LINE } from "./left-runs.ts";
 import { againAfter, cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
@@ -266,11 +268,13 @@ export class HandlerFailures {
             await attempt();
           });
         }
+        if (run.task?.left) return leftEnded(o.log, run);
         o.log.info({ attempts }, "handler succeeded on a later attempt");
         await this.#tally.done(run);
         return await this.#ends.ended(run);
       } catch (err) {
         if (!ran) break; // stopping during the pause: see below
+        if (run.task?.left) return leftEnded(o.log, run);
         // A prompt unanswered, the dialog ended during the pause (an operator's end), or run by
         // another instance (its question kept first: see `ranElsewhere`): done with.
         if (promptUnanswered(err) || err instanceof DialogEnded || err instanceof LogMoved)
@@ -324,6 +328,15 @@ export class HandlerFailures {
     await this.#tally.done(run);
     return cut ? "replays" : false;
   }
+}
+
+/**
+ * A later attempt the stop left (left-runs.ts) ended, the store closed: nothing is recorded, and
+ * the next start takes its event as the stop left it (caught up, from its dialog's log, its letter).
+ */
+function leftEnded(log: Logger, run: FailedRun): "resumes" {
+  log.warn(namedRun(run), LEFT_ENDED_LINE);
+  return "resumes";
 }
 
 /** `fn`, in the bot's replay turn when `run` is a replayed letter's (replay-turns.ts). */

@@ -35,6 +35,13 @@ export interface TaskControl {
   end(): void;
   /** The context of the handler run this task is: its timeout's line names the handler it is in. */
   running: object | undefined;
+  /**
+   * A later attempt of its run is under way (the failure stage's, its key held): a stop past its
+   * deadline waits for it as for a running task, and leaves it past the grace.
+   */
+  attempting: boolean;
+  /** The stop left the task still running (left-runs.ts): nothing of its run is recorded from then on. */
+  readonly left: boolean;
 }
 
 /**
@@ -101,6 +108,8 @@ export class Task implements TaskControl, BudgetWaits {
   /** Its place among its queue's running tasks; -1 when not running. */
   slot = -1;
   running: object | undefined = undefined;
+  attempting = false;
+  left = false;
 
   constructor(
     readonly key: string,

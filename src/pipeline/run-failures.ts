@@ -102,6 +102,7 @@ export class RunFailures {
       ...replayedOf(incoming),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
       records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),
+      task: control,
       again: async (signal, holder) => {
         // Ended during the pause (an operator's end): its handler does not run again.
         if (dialog && this.#p.o.dialogs.isEnded(dialog.id)) {
@@ -114,9 +115,11 @@ export class RunFailures {
         const ctx = this.#p.o.contexts.forRun(incoming, signal, true, last, state, turn, progresses);
         if (holder) holder.running = ctx;
         const started = this.#p.o.metrics ? monotonicMs() : 0;
+        control.attempting = true;
         try {
           // Parked: the dialog waits again (its record kept), the attempt is done.
           parked = await untilParked(turn, this.#p.o.composer.run(ctx));
+          if (control.left) return; // the store closed meanwhile: nothing of it is applied
           if (parked) await turn!.written;
           else if (!this.#p.endedMeanwhile(incoming, ctx)) await state.commit();
         } catch (err) {
@@ -129,6 +132,8 @@ export class RunFailures {
           if (ranElsewhere(runLog(ctx), err) || this.#p.o.failures.stopped) throw err;
           runFailed(this.#p.o, this.#p.stats, ctx, err, started);
           throw err;
+        } finally {
+          control.attempting = false;
         }
         // Parked: counted once its dialog is over, as when a first run parks.
         if (!parked) runHandled(this.#p.o, this.#p.stats, ctx, started);

@@ -1,0 +1,91 @@
+/**
+ * Runs a stop leaves (still running a grace after its deadline aborted them, see
+ * stop-left-run.test.ts) that are a failure stage's later attempt: each settles only once the stop
+ * closed the store, held by a promise the test opens. Nothing of them is recorded then (no error
+ * about a closed store), and across the next start each message is handled once, each reply sent once.
+ */
+import { defineBot } from "bothost";
+import { createBotTest, expect } from "bothost/testing/vitest";
+
+const MEMBER = "member@sandbox.example";
+const LEFT_ENDED = "a handler the stop had left ended";
+// On a held clock the stop's deadline passes at once: a handler still running is aborted then.
+const held = createBotTest({ clock: { held: true } });
+
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+/** Resolves once `signal` aborted. */
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+
+/** Error lines, but for the test's own throw (`first run fails`). */
+const errors = (logs: readonly Record<string, unknown>[]) =>
+  logs
+    .filter((l) => Number(l.level) >= 50 && (l.err as Error | undefined)?.message !== "first run fails")
+    .map((l) => l.msg);
+const leftEnded = (logs: readonly Record<string, unknown>[]) =>
+  logs.some((l) => String(l.msg).startsWith(LEFT_ENDED));
+
+/** Stop `bot`, then open `late`: the run the stop left ends once the store closed, said at warn, no error. */
+async function stopThenOpen(
+  bot: { stop(): Promise<void>; logs(): readonly Record<string, unknown>[] },
+  late: { open(): void },
+): Promise<void> {
+  await bot.stop();
+  late.open();
+  await expect.poll(() => leftEnded(bot.logs())).toBe(true);
+  expect(errors(bot.logs())).toEqual([]);
+}
+
+for (const mode of ["queue", "outgoing webhook"] as const)
+  for (const ends of ["returns", "throws", "replies"] as const)
+    held(
+      `${mode}: a later attempt the stop left, that ${ends} once the store closed, is handled once at the next start`,
+      async ({ runBot, clock }) => {
+        const late = gate();
+        let runs = 0;
+        const definition = defineBot({
+          setup(b) {
+            b.on("message", async (ctx) => {
+              runs++;
+              if (runs === 1) throw new Error("first run fails");
+              if (runs === 2) {
+                await aborted(ctx.signal);
+                await late.promise;
+                if (ends === "throws") throw new Error("late failure");
+                if (ends === "returns") return;
+              }
+              await ctx.reply(`done: ${ctx.text}`);
+            });
+          },
+        });
+        const config = "retries: { attempts: 3, backoff: 20s }";
+        const bot = await runBot({
+          bot: definition,
+          name: "later",
+          config,
+          outgoingWebhook: mode !== "queue",
+        });
+        const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "one" });
+        await expect.poll(() => clock.pendingDelays()).toContain(20_000);
+        await clock.advance(20_000);
+        await expect.poll(() => runs).toBe(2);
+        await stopThenOpen(bot, late);
+
+        await bot.start();
+        await bot.handled(id);
+        const done = await bot.nextReply({ after: id, where: (m) => m.content.startsWith("done") });
+        expect(done.content).toBe("done: one");
+        // The server's own line, should it have given up on the delivery while the bot was down, aside.
+        const replies = bot.replies().map((m) => m.content);
+        expect(replies.filter((c) => c !== "Failure! Bot is unavailable")).toEqual(["done: one"]);
+        expect(runs).toBe(3);
+        expect(errors(bot.logs())).toEqual([]);
+      },
+    );
