@@ -55,12 +55,12 @@ export class Dispatcher {
     this.#queue = parts.queue;
     this.#failures = parts.failures;
     const finish = (id: number) => this.#commits?.finish(id);
-    const keep = parts.failures.keepLeft.bind(parts.failures);
-    this.#left = new LeftRuns({ log: parts.log, keep, finish });
-    this.#runs = new HandlerRuns(parts, this.#stats, finish, this.#left);
+    this.#runs = new HandlerRuns(parts, this.#stats, finish);
     const { dialogs, queue, contexts, log, commands } = parts;
     this.#engine = new DialogEngine({ dialogs, queue, contexts, log, runs: this.#runs, commands });
     this.#run = this.#engine.run;
+    const keep = parts.failures.keepLeft.bind(parts.failures);
+    this.#left = new LeftRuns({ log: parts.log, keep, finish, entry: this.#run });
   }
 
   /**

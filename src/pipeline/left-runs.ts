@@ -10,6 +10,7 @@
  */
 import type { Logger } from "pino";
 import type { AnyEvent } from "../wire/events.ts";
+import type { LeftTask, QueueTask } from "./conversation-queue.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import type { Incoming } from "./incoming.ts";
 import { sourceOf } from "./incoming.ts";
@@ -43,19 +44,18 @@ export interface LeftRunParts {
   keep(incoming: Incoming, conversation: string, error: Error): Promise<boolean>;
   /** Record message `id` as handled in the ledger. */
   finish(id: number): Promise<void> | undefined;
+  /**
+   * The task an event's own run is pushed with: a task of another (a dialog's run once its answer
+   * is logged, its arg the answer) keeps nothing, its event recorded already.
+   */
+  entry: QueueTask<Incoming>;
 }
 
 export class LeftRuns {
   readonly #o: LeftRunParts;
-  readonly #left = new WeakSet<Incoming>();
 
   constructor(parts: LeftRunParts) {
     this.#o = parts;
-  }
-
-  /** Whether the stop left `incoming`'s run: nothing of it is recorded as it ends. */
-  has(incoming: Incoming): boolean {
-    return this.#left.has(incoming);
   }
 
   /**
@@ -63,16 +63,16 @@ export class LeftRuns {
    * deliveries among them are kept. For a lost lease nothing is kept: the instance that runs the
    * bot now takes them up (its writes here would be refused).
    */
-  async leave(runs: readonly { key: string; arg: unknown }[], stop: string | undefined): Promise<void> {
+  async leave(runs: readonly LeftTask[], stop: string | undefined): Promise<void> {
     if (runs.length === 0) return;
-    for (const { arg } of runs) this.#left.add(arg as Incoming);
     const level = stop === LEASE_STOP ? "debug" : "warn";
     this.#o.log[level]({ left: runs.length, graceMs: STOP_GRACE_MS, ...(stop && { stop }) }, LEFT_LINE);
     if (stop === LEASE_STOP) return;
     await Promise.all(
-      runs.map(({ key, arg }) => {
+      runs.map(({ key, arg, run }) => {
         const incoming = arg as Incoming;
-        const id = isDelivery(incoming) ? ledgerIdOf(incoming.event as AnyEvent) : undefined;
+        const delivery = run === this.#o.entry && isDelivery(incoming);
+        const id = delivery ? ledgerIdOf(incoming.event as AnyEvent) : undefined;
         return id === undefined ? undefined : this.#keep(incoming, key, id);
       }),
     );

@@ -22,7 +22,7 @@ import { keptLater, Turn } from "./dialogs/turn.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import { type DispatchStats, type Incoming, stateKeyOf } from "./incoming.ts";
-import { LEFT_ENDED_LINE, type LeftRuns } from "./left-runs.ts";
+import { LEFT_ENDED_LINE } from "./left-runs.ts";
 import { RunFailures } from "./run-failures.ts";
 import { eventRecords, MessageEffects } from "./run-keys.ts";
 import { runLog } from "./run-log.ts";
@@ -55,20 +55,16 @@ export class HandlerRuns {
   readonly #ends: DialogEndParts;
   /** The runs that threw, to their dialog's end or the failure stage. */
   readonly #failedRuns: RunFailures;
-  /** The runs a stop left (left-runs.ts). */
-  readonly #left: Pick<LeftRuns, "has"> | undefined;
 
   /** `finish(id)`: records a message as handled in the ledger (begun at stage 1). */
   constructor(
     parts: DispatcherParts,
     stats: DispatchStats,
     finish: (id: number) => Promise<void> | undefined,
-    left?: Pick<LeftRuns, "has">,
   ) {
     this.#o = parts;
     this.#stats = stats;
     this.#finish = finish;
-    this.#left = left;
     this.#ends = { dialogs: parts.dialogs, contexts: parts.contexts, log: parts.log };
     this.#failedRuns = new RunFailures({
       o: parts,
@@ -161,8 +157,9 @@ export class HandlerRuns {
     err: unknown,
   ): void {
     if (turn?.parked) return;
-    // Left by the stop, which closed the store meanwhile: its event is handled at the next start.
-    if (this.#left?.has(incoming)) {
+    // Left by the stop, which closed the store meanwhile: its event is handled at the next start
+    // (a dialog's run too, whose incoming is not its task's: the task is marked).
+    if (control.left) {
       runLog(ctx).warn(LEFT_ENDED_LINE);
       control.end();
       return;

@@ -1,8 +1,9 @@
 /**
  * Runs a stop leaves (still running a grace after its deadline aborted them, see
- * stop-left-run.test.ts) that are a failure stage's later attempt: each settles only once the stop
- * closed the store, held by a promise the test opens. Nothing of them is recorded then (no error
- * about a closed store), and across the next start each message is handled once, each reply sent once.
+ * stop-left-run.test.ts) that are a failure stage's later attempt, or a dialog's turn: each settles
+ * only once the stop closed the store, held by a promise the test opens. Nothing of them is
+ * recorded then (no error about a closed store), and across the next start each message is handled
+ * once, each reply sent once, each answer taken under the question it answered.
  */
 import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
@@ -89,3 +90,102 @@ for (const mode of ["queue", "outgoing webhook"] as const)
         expect(errors(bot.logs())).toEqual([]);
       },
     );
+
+/** A bot whose `order` asks a size; run `hold` of it waits for the stop's abort, then for `late`. */
+function orderBot(late: Promise<void>, hold: "before asking" | "after the answer") {
+  let runs = 0;
+  const bot = defineBot({
+    setup(b) {
+      b.command("order", async (ctx) => {
+        runs++;
+        const held = async () => {
+          await aborted(ctx.signal);
+          await late;
+        };
+        if (runs === 1 && hold === "before asking") await held();
+        const size = await ctx.prompt("Which size?", { timeout: "10m" });
+        if (runs === 2 && hold === "after the answer") await held();
+        await ctx.reply(`one ${size.text}`);
+      });
+    },
+  });
+  return { bot, runs: () => runs };
+}
+
+held(
+  "a dialog's first run the stop left before it asked asks once, at the next start",
+  async ({ runBot }) => {
+    const late = gate();
+    const { bot: definition, runs } = orderBot(late.promise, "before asking");
+    const bot = await runBot({ bot: definition, name: "order" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "order" });
+    await expect.poll(runs).toBe(1);
+    await stopThenOpen(bot, late);
+
+    await bot.start();
+    await bot.handled(id);
+    const answer = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "large" });
+    await bot.handled(answer);
+    expect(bot.replies().map((m) => m.content)).toEqual(["Which size?", "one large"]);
+    expect(errors(bot.logs())).toEqual([]);
+  },
+);
+
+for (const mode of ["queue", "outgoing webhook"] as const)
+  held(
+    `${mode}: a dialog's run on an answer the stop left goes on once, at the next start`,
+    async ({ runBot }) => {
+      const late = gate();
+      const { bot: definition, runs } = orderBot(late.promise, "after the answer");
+      const bot = await runBot({ bot: definition, name: "order", outgoingWebhook: mode !== "queue" });
+      const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "order" });
+      await bot.handled(id);
+      const answer = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "large" });
+      await expect.poll(runs).toBe(2);
+      await stopThenOpen(bot, late);
+
+      await bot.start();
+      await bot.handled(answer);
+      await bot.nextReply({ after: answer, where: (m) => m.content.startsWith("one") });
+      expect(bot.replies().map((m) => m.content)).toEqual(["Which size?", "one large"]);
+      expect(bot.dialogs()).toEqual([]);
+      expect(errors(bot.logs())).toEqual([]);
+    },
+  );
+
+held(
+  "a dialog's run the stop left that asks its next question once the store closed asks it once",
+  async ({ runBot }) => {
+    const late = gate();
+    let runs = 0;
+    const definition = defineBot({
+      setup(b) {
+        b.command("order", async (ctx) => {
+          runs++;
+          const size = await ctx.prompt("Which size?", { timeout: "10m" });
+          if (runs === 2) {
+            await aborted(ctx.signal);
+            await late.promise;
+          }
+          const colour = await ctx.prompt("Which colour?", { timeout: "10m" });
+          await ctx.reply(`one ${size.text} ${colour.text}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: definition, name: "order" });
+    const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
+    await bot.handled(bot.post(MEMBER, dm("order")));
+    const size = bot.post(MEMBER, dm("large"));
+    await expect.poll(() => runs).toBe(2);
+    await stopThenOpen(bot, late);
+
+    await bot.start();
+    await bot.handled(size);
+    await bot.nextReply({ after: size, where: (m) => m.content === "Which colour?" });
+    const colour = bot.post(MEMBER, dm("red"));
+    await bot.handled(colour);
+    const said = bot.replies().map((m) => m.content);
+    expect(said).toEqual(["Which size?", "Which colour?", "one large red"]);
+    expect(errors(bot.logs())).toEqual([]);
+  },
+);
