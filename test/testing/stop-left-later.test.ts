@@ -33,6 +33,20 @@ const errors = (logs: readonly Record<string, unknown>[]) =>
 const leftEnded = (logs: readonly Record<string, unknown>[]) =>
   logs.some((l) => String(l.msg).startsWith(LEFT_ENDED));
 
+/** Retries after a pause of 20 s, which a test passes on its held clock ({@link nextAttempt}). */
+const RETRIES = "retries: { attempts: 3, backoff: 20s }";
+
+/** The pause after a failed run passes: its next attempt, run `n` of the bot's handler, begins. */
+async function nextAttempt(
+  clock: { pendingDelays(): number[]; advance(ms: number): Promise<void> },
+  runs: () => number,
+  n: number,
+) {
+  await expect.poll(() => clock.pendingDelays()).toContain(20_000);
+  await clock.advance(20_000);
+  await expect.poll(runs).toBe(n);
+}
+
 /** Stop `bot`, then open `late`: the run the stop left ends once the store closed, said at warn, no error. */
 async function stopThenOpen(
   bot: { stop(): Promise<void>; logs(): readonly Record<string, unknown>[] },
@@ -66,17 +80,14 @@ for (const mode of ["queue", "outgoing webhook"] as const)
             });
           },
         });
-        const config = "retries: { attempts: 3, backoff: 20s }";
         const bot = await runBot({
           bot: definition,
           name: "later",
-          config,
+          config: RETRIES,
           outgoingWebhook: mode !== "queue",
         });
         const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "one" });
-        await expect.poll(() => clock.pendingDelays()).toContain(20_000);
-        await clock.advance(20_000);
-        await expect.poll(() => runs).toBe(2);
+        await nextAttempt(clock, () => runs, 2);
         await stopThenOpen(bot, late);
 
         await bot.start();
@@ -186,6 +197,42 @@ held(
     await bot.handled(colour);
     const said = bot.replies().map((m) => m.content);
     expect(said).toEqual(["Which size?", "Which colour?", "one large red"]);
+    expect(errors(bot.logs())).toEqual([]);
+  },
+);
+
+held(
+  "a dialog's later attempt the stop left goes on once from its log at the next start",
+  async ({ runBot, clock }) => {
+    const late = gate();
+    let runs = 0;
+    const definition = defineBot({
+      setup(b) {
+        b.command("order", async (ctx) => {
+          runs++;
+          const size = await ctx.prompt("Which size?", { timeout: "10m" });
+          if (runs === 2) throw new Error("first run fails");
+          if (runs === 3) {
+            await aborted(ctx.signal);
+            await late.promise;
+          }
+          await ctx.reply(`one ${size.text}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: definition, name: "order", config: RETRIES });
+    const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
+    await bot.handled(bot.post(MEMBER, dm("order")));
+    const answer = bot.post(MEMBER, dm("large"));
+    await nextAttempt(clock, () => runs, 3);
+    await stopThenOpen(bot, late);
+
+    await bot.start();
+    await bot.handled(answer);
+    await bot.nextReply({ after: answer, where: (m) => m.content.startsWith("one") });
+    expect(bot.replies().map((m) => m.content)).toEqual(["Which size?", "one large"]);
+    expect(bot.dialogs()).toEqual([]);
+    expect(runs).toBe(4);
     expect(errors(bot.logs())).toEqual([]);
   },
 );
