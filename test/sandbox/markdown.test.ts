@@ -70,3 +70,14 @@ test("emoji by name, never inside code or a link; strikethrough", async ({ sb })
     '<p>see <a href="https://example.org/:tada:/x">https://example.org/:tada:/x</a></p>',
   );
 });
+
+test("channel, topic and message links, with the server's classes and narrow addresses", async ({ sb }) => {
+  const general = (await sb.as(BOT).get("/get_stream_id", { stream: "general" })).body.stream_id as number;
+  const channel = `/#narrow/channel/${general}-general`;
+  expect(await rendered(sb, "Posted to #**general>standup 2026-12-07**.")).toBe(
+    `<p>Posted to <a class="stream-topic" data-stream-id="${general}" href="${channel}/topic/standup.202026-12-07">#general &gt; standup 2026-12-07</a>.</p>`,
+  );
+  expect(await rendered(sb, "at #**general>md@12** in #**general**, not #**nowhere>x**")).toBe(
+    `<p>at <a class="message-link" href="${channel}/topic/md/near/12">#general &gt; md @ 💬</a> in <a class="stream" data-stream-id="${general}" href="${channel}">#general</a>, not #<strong>nowhere&gt;x</strong></p>`,
+  );
+});

@@ -7,3 +7,10 @@ export function escapeHtml(text: string): string {
     .replaceAll('"', "&quot;")
     .replaceAll("'", "&#x27;");
 }
+
+const UNESCAPED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#x27": "'" };
+
+/** The text `escapeHtml` was given back. */
+export function unescapeHtml(html: string): string {
+  return html.replace(/&(amp|lt|gt|quot|#x27);/g, (_all, name: string) => UNESCAPED[name]!);
+}

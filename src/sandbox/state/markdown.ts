@@ -3,12 +3,13 @@
  * above all, for mentions to be found the way the server finds them (not inside code).
  * Supported: paragraphs, line breaks, fenced code / quote / spoiler blocks, headings, lists,
  * tables (markdown-structures.ts), `code`, **bold**, *italic*, ~~strike~~, links, emoji by name,
- * user / group / wildcard mentions, channel links, <time:…>, /me.
+ * user / group / wildcard mentions, channel, topic and message links, <time:…>.
  */
 import type { SandboxData } from "./data.ts";
 import { EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
-import { escapeHtml } from "./escape-html.ts";
+import { escapeHtml, unescapeHtml } from "./escape-html.ts";
 import { structureAt } from "./markdown-structures.ts";
+import { channelSlug, hashComponent } from "./narrow-url.ts";
 
 export interface Rendered {
   html: string;
@@ -128,13 +129,18 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
     if (!silent) for (const m of group.members) r.mentionedUserIds.add(m);
     return `<span class="user-group-mention${silent ? " silent" : ""}" data-user-group-id="${group.id}">${silent ? "" : "@"}${name}</span>`;
   });
+  // #**channel**, #**channel>topic** and #**channel>topic@id** (a message), as the server links them.
   html = html.replace(
-    /#\*\*([^*>]+)(?:&gt;([^*@]+))?(?:@(\d+))?\*\*/g,
-    (all, chan: string, topic?: string) => {
+    /#\*\*((?:(?!&gt;)[^*])+)(?:&gt;([^*]*?)(?:@(\d+))?)?\*\*/g,
+    (all, chan: string, topic?: string, id?: string) => {
       const stream = data.streams.find((s) => escapeHtml(s.name) === chan);
       if (!stream) return all;
-      const label = topic ? `#${chan} &gt; ${topic}` : `#${chan}`;
-      return `<a class="stream${topic ? "-topic" : ""}" data-stream-id="${stream.stream_id}" href="/#narrow/channel/${stream.stream_id}">${label}</a>`;
+      const channel = `/#narrow/channel/${channelSlug(stream)}`;
+      const streamId = `data-stream-id="${stream.stream_id}"`;
+      if (topic === undefined) return `<a class="stream" ${streamId} href="${channel}">#${chan}</a>`;
+      const href = `${channel}/topic/${hashComponent(unescapeHtml(topic))}`;
+      if (id) return `<a class="message-link" href="${href}/near/${id}">#${chan} &gt; ${topic} @ 💬</a>`;
+      return `<a class="stream-topic" ${streamId} href="${href}">#${chan} &gt; ${topic}</a>`;
     },
   );
   html = html.replace(

@@ -7,6 +7,7 @@
 import type { SandboxCore } from "../core.ts";
 import type { MessageRecord, StreamRecord, UserRecord } from "./data.ts";
 import { canReadHistoryOf } from "./move-permissions.ts";
+import { channelSlug, hashComponent } from "./narrow-url.ts";
 import { sendMessage } from "./send-message.ts";
 
 export interface MoveNotice {
@@ -98,18 +99,4 @@ function topicLink(stream: StreamRecord, topic: string): string {
   return topic
     ? `[#${escaped(stream.name)} > ${escaped(topic)}](${url})`
     : `[#${escaped(stream.name)}](${url})`;
-}
-
-const channelSlug = (stream: StreamRecord) =>
-  `${stream.stream_id}-${hashComponent(stream.name.replace(/ /g, "-"))}`;
-
-/** The server's URL-hash encoding: percent-encoding (`*` kept) with `%` written as `.`. */
-function hashComponent(s: string): string {
-  const encoded = [...new TextEncoder().encode(s)]
-    .map((b) => {
-      const c = String.fromCharCode(b);
-      return b < 128 && /[A-Za-z0-9_.\-~*]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-    })
-    .join("");
-  return encoded.replace(/[%().]/g, (c) => ({ "%": ".", "(": ".28", ")": ".29", ".": ".2E" })[c]!);
 }
