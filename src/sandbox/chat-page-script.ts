@@ -54,6 +54,10 @@ function safe(html) {
   const doc = new DOMParser().parseFromString(html, "text/html");
   const out = document.createDocumentFragment();
   out.append(...[...doc.body.childNodes].map(copy));
+  // As the web app: a spoiler without a header says "Spoiler"; its content shows once opened.
+  for (const header of out.querySelectorAll(".spoiler-block > .spoiler-header")) {
+    if (header.textContent.trim() === "") header.replaceChildren(Object.assign(document.createElement("p"), { textContent: "Spoiler" }));
+  }
   return out;
 }
 
@@ -259,6 +263,8 @@ $("me").addEventListener("change", () => start());
 // own buttons react with an emoji named, edit its text, move it to another topic, or delete it.
 // The server's refusal shows.
 $("log").addEventListener("click", async (ev) => {
+  const spoiler = ev.target.closest(".spoiler-header");
+  if (spoiler) return void spoiler.parentElement.classList.toggle("open");
   const button = ev.target.closest("button");
   const li = button?.closest("li");
   if (!button || !li) return;

@@ -6,7 +6,8 @@
  * reactions as the web app groups and shows them (who reacted, or how many), a press adding or
  * taking off the person's own;
  * each message shows as the server renders it, rebuilt through an allow-list of elements (its
- * HTML never goes into the page as it is: chat-page-script.ts). Two page-only routes: the people to
+ * HTML never goes into the page as it is: chat-page-script.ts), a spoiler closed until its header is
+ * clicked, as in the web app. Two page-only routes: the people to
  * pick from, and the picked person's API key (the sandbox's own fake credential, for a page on
  * this machine; never printed or logged).
  */
@@ -40,6 +41,12 @@ h1 { font-size: 1rem; margin: 0 1rem 0 0; }
 .content table { border-collapse: collapse; }
 .content th, .content td { border: 1px solid var(--line); padding: .1rem .5rem; }
 .content h1, .content h2, .content h3 { font-size: 1.05rem; }
+.spoiler-block { border: 1px solid var(--line); border-radius: 4px; padding: 0 .5rem; margin: .2rem 0; }
+.spoiler-header { cursor: pointer; }
+.spoiler-header::before { content: "▸ "; color: var(--muted); float: left; margin-right: .3rem; }
+.spoiler-block.open > .spoiler-header::before { content: "▾ "; }
+.spoiler-content { display: none; }
+.spoiler-block.open > .spoiler-content { display: block; border-top: 1px solid var(--line); }
 .user-mention, .user-group-mention, .topic-mention { background: #8882; border-radius: 3px; padding: 0 .15rem; }
 .marker { color: var(--muted); font-size: .75rem; margin-left: .4rem; text-transform: uppercase; }
 .reactions { display: flex; gap: .3rem; flex-wrap: wrap; margin-top: .2rem; }

@@ -2,7 +2,7 @@
  * The chat page shows a message as the server renders it (a bot's list, its bold text, a table,
  * a mention, an emoji as its glyph), rebuilt through an allow-list: text that looks like HTML
  * stays text, a link keeps only an http(s) address. An edit shows the new rendering, and the
- * page's edit starts from the text as written.
+ * page's edit starts from the text as written. A spoiler stays closed until its header is clicked.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,5 +117,18 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
     await expect.poll(() => item.locator("em").count()).toBe(1);
     expect(asked).toEqual(["**draft**"]);
     expect(await item.textContent()).toBe("final ✅");
+  });
+
+  it("keeps a spoiler's content closed until its header is clicked, as the web app does", async () => {
+    const { item } = await send(
+      "```spoiler Original message\nthe **secret**\n```\n```spoiler\nno header\n```",
+    );
+    const [first, second] = [item.locator(".spoiler-block").first(), item.locator(".spoiler-block").nth(1)];
+    expect((await first.locator(".spoiler-header").textContent())?.trim()).toBe("Original message");
+    expect((await second.locator(".spoiler-header").textContent())?.trim()).toBe("Spoiler");
+    expect(await first.locator(".spoiler-content").isVisible()).toBe(false);
+    await first.locator(".spoiler-header").click();
+    await first.locator(".spoiler-content strong", { hasText: "secret" }).waitFor({ state: "visible" });
+    expect(await second.locator(".spoiler-content").isVisible()).toBe(false);
   });
 });
