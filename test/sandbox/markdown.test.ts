@@ -81,3 +81,23 @@ test("channel, topic and message links, with the server's classes and narrow add
     `<p>at <a class="message-link" href="${channel}/topic/md/near/12">#general &gt; md @ 💬</a> in <a class="stream" data-stream-id="${general}" href="${channel}">#general</a>, not #<strong>nowhere&gt;x</strong></p>`,
   );
 });
+
+test("bold holds italic; a bare address ends before the punctuation after it", async ({ sb }) => {
+  expect(await rendered(sb, "**bold *and italic* too**")).toBe(
+    "<p><strong>bold <em>and italic</em> too</strong></p>",
+  );
+  expect(await rendered(sb, "See https://example.org/a_(b). Or (https://example.org/x)!")).toBe(
+    '<p>See <a href="https://example.org/a_(b)">https://example.org/a_(b)</a>. Or (<a href="https://example.org/x">https://example.org/x</a>)!</p>',
+  );
+});
+
+test("<time:…> names its instant in UTC, as the server writes it; an unknown one is an error", async ({
+  sb,
+}) => {
+  expect(await rendered(sb, "at <time:2026-12-07T13:00:00+01:00> or <time:1496701800>")).toBe(
+    '<p>at <time datetime="2026-12-07T12:00:00Z">2026-12-07T13:00:00+01:00</time> or <time datetime="2017-06-05T22:30:00Z">1496701800</time></p>',
+  );
+  expect(await rendered(sb, "<time:soon>")).toBe(
+    '<p><span class="timestamp-error">Invalid time format: soon</span></p>',
+  );
+});

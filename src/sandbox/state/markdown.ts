@@ -143,15 +143,18 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
       return `<a class="stream-topic" ${streamId} href="${href}">#${chan} &gt; ${topic}</a>`;
     },
   );
-  html = html.replace(
-    /&lt;time:([^&]+)&gt;/g,
-    (_all, iso: string) => `<time datetime="${iso}">${iso}</time>`,
-  );
-  html = html.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+  html = html.replace(/&lt;time:([^&]+)&gt;/g, (_all, written: string) => {
+    const at = timeOf(unescapeHtml(written));
+    return at === undefined
+      ? `<span class="timestamp-error">Invalid time format: ${written}</span>`
+      : `<time datetime="${at}">${written}</time>`;
+  });
+  // Bold may hold italic (single asterisks) inside it.
+  html = html.replace(/\*\*((?:[^*]|\*(?!\*))+?)\*\*/g, "<strong>$1</strong>");
   html = html.replace(/~~([^~]+)~~/g, "<del>$1</del>");
   html = html.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>");
   html = html.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>');
-  html = html.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/g, '$1<a href="$2">$2</a>');
+  html = html.replace(WEB_LINK, '$1<a href="$2">$2</a>');
   // Emoji by name, in the text between tags, outside links (an address is kept as written).
   let inLink = false;
   return html
@@ -163,6 +166,26 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
       return part;
     })
     .join("");
+}
+
+/**
+ * A bare http(s) address, as the server finds one: after a space, `(`, `,`, `:`, a quote or `<`,
+ * with parentheses only in pairs, and without the punctuation that ends it (`.`, `)`, `!`, …).
+ * Matched in escaped text, where quotes and `<`, `>` are entities.
+ */
+const WEB_LINK =
+  /(^|[\s(,:]|&quot;|&#x27;|&lt;)(https?:\/\/(?:[^\s()<"]|\([^\s()<"]*\))+?)(?=(?:[!:;?),.]|&quot;|&#x27;|&gt;)*(?:\s|$))/g;
+
+/**
+ * The instant of `<time:…>` as the server writes it (UTC, `Z`): an ISO date and time (UTC when it
+ * names no zone) or Unix seconds; undefined when it is neither.
+ */
+function timeOf(written: string): string | undefined {
+  const text = written.trim();
+  const zoned = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(text) || !/\d:\d/.test(text) ? text : `${text}Z`;
+  const ms = /^\d+(?:\.\d+)?$/.test(text) ? Number(text) * 1000 : Date.parse(zoned);
+  if (!Number.isFinite(ms) || !/\d/.test(text)) return undefined;
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
 /** `:name:` of an emoji the server knows, as the server shows it; other names stay as written. */
