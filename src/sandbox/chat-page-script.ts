@@ -43,6 +43,13 @@ function safe(html) {
     const align = /^text-align: (left|right|center);$/.exec(node.getAttribute("style") ?? "");
     if (align && (node.tagName === "TH" || node.tagName === "TD")) el.style.textAlign = align[1];
     if (node.tagName === "OL" && /^\\d+$/.test(node.getAttribute("start") ?? "")) el.start = Number(node.getAttribute("start"));
+    // A time shows in the reader's time zone and language, as the web app shows it.
+    const when = node.tagName === "TIME" ? new Date(node.getAttribute("datetime") ?? "") : undefined;
+    if (when && !Number.isNaN(when.getTime())) {
+      Object.assign(el, { dateTime: when.toISOString(), title: node.textContent });
+      el.textContent = when.toLocaleString(undefined, { weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+      return el;
+    }
     const href = node.tagName === "A" ? node.getAttribute("href") ?? "" : "";
     if (/^https?:\\/\\//i.test(href)) Object.assign(el, { href, target: "_blank", rel: "noopener noreferrer" });
     // An emoji shows as its glyph, its name kept as the title.
@@ -59,6 +66,15 @@ function safe(html) {
     if (header.textContent.trim() === "") header.replaceChildren(Object.assign(document.createElement("p"), { textContent: "Spoiler" }));
   }
   return out;
+}
+
+// A message's HTML in its box; a "/me" message as the web app shows it, its text after the sender's
+// name, in place of "/me".
+function fill(box, html, meMessage) {
+  box.replaceChildren(safe(html));
+  box.classList.toggle("me-message", meMessage === true);
+  const first = box.firstChild?.firstChild;
+  if (meMessage && first?.nodeType === Node.TEXT_NODE) first.data = first.data.replace(/^\\/me /, "");
 }
 
 function nameOf(id) { return people.find((p) => p.user_id === id)?.full_name ?? "user " + id; }
@@ -80,7 +96,7 @@ function show(m) {
   sender.textContent = m.sender_full_name;
   const content = document.createElement("span");
   content.className = "content";
-  content.replaceChildren(safe(m.content));
+  fill(content, m.content, m.is_me_message);
   const marker = document.createElement("span");
   marker.className = "marker";
   const actions = document.createElement("span");
@@ -162,7 +178,7 @@ function reacted(e) {
 function edited(e) {
   const li = itemOf(e.message_id);
   if (li && typeof e.content === "string") {
-    li.querySelector(".content").replaceChildren(safe(e.rendered_content ?? ""));
+    fill(li.querySelector(".content"), e.rendered_content ?? "", e.is_me_message);
     if (!e.rendering_only) mark(li, "edited");
   }
   if (typeof e.subject !== "string" && e.new_stream_id === undefined) return;

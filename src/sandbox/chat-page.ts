@@ -6,8 +6,8 @@
  * reactions as the web app groups and shows them (who reacted, or how many), a press adding or
  * taking off the person's own;
  * each message shows as the server renders it, rebuilt through an allow-list of elements (its
- * HTML never goes into the page as it is: chat-page-script.ts), a spoiler closed until its header is
- * clicked, as in the web app. Two page-only routes: the people to
+ * HTML never goes into the page as it is: chat-page-script.ts), as in the web app: a spoiler closed
+ * until its header is clicked, a /me message after its sender's name, a time in the reader's zone. Two page-only routes: the people to
  * pick from, and the picked person's API key (the sandbox's own fake credential, for a page on
  * this machine; never printed or logged).
  */
@@ -47,6 +47,8 @@ h1 { font-size: 1rem; margin: 0 1rem 0 0; }
 .spoiler-block.open > .spoiler-header::before { content: "▾ "; }
 .spoiler-content { display: none; }
 .spoiler-block.open > .spoiler-content { display: block; border-top: 1px solid var(--line); }
+.content.me-message, .content.me-message > p { display: inline; font-style: italic; }
+.content time { background: #8881; border-radius: 3px; padding: 0 .2rem; white-space: nowrap; }
 .user-mention, .user-group-mention, .topic-mention { background: #8882; border-radius: 3px; padding: 0 .15rem; }
 .marker { color: var(--muted); font-size: .75rem; margin-left: .4rem; text-transform: uppercase; }
 .reactions { display: flex; gap: .3rem; flex-wrap: wrap; margin-top: .2rem; }

@@ -2,13 +2,20 @@
  * The chat page shows a message as the server renders it (a bot's list, its bold text, a table,
  * a mention, an emoji as its glyph), rebuilt through an allow-list: text that looks like HTML
  * stays text, a link keeps only an http(s) address. An edit shows the new rendering, and the
- * page's edit starts from the text as written. A spoiler stays closed until its header is clicked.
+ * page's edit starts from the text as written. A spoiler stays closed until its header is clicked;
+ * a /me message follows its sender's name; a time shows in the reader's zone.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { chromiumPath, launchChromium, noChromiumMessage, openChat } from "../support/chromium.ts";
+import {
+  chromiumPath,
+  launchChromium,
+  noChromiumMessage,
+  openChat,
+  signInChat,
+} from "../support/chromium.ts";
 
 if (!chromiumPath) console.warn(`chat-rendered: ${noChromiumMessage}`);
 
@@ -130,5 +137,29 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
     await first.locator(".spoiler-header").click();
     await first.locator(".spoiler-content strong", { hasText: "secret" }).waitFor({ state: "visible" });
     expect(await second.locator(".spoiler-content").isVisible()).toBe(false);
+  });
+
+  it("shows a /me message after its sender's name, as the web app does", async () => {
+    const { id, item } = await send("/me is **away**");
+    expect(await item.textContent()).toBe("is away");
+    // On the sender's line, as the web app shows it.
+    const sender = await page.locator(`#log li[data-id="${id}"] .sender`).boundingBox();
+    const text = await item.locator("strong").boundingBox();
+    expect(Math.abs(sender!.y - text!.y)).toBeLessThan(3);
+    expect(text!.x).toBeGreaterThan(sender!.x + sender!.width);
+  });
+
+  it("shows a time in the reader's zone and language, the time as written in its title", async () => {
+    const berlin = await (
+      await browser.newContext({ locale: "en-US", timezoneId: "Europe/Berlin" })
+    ).newPage();
+    await berlin.goto(`${sandbox.url}/chat/`);
+    await signInChat(berlin, MEL);
+    const { id } = await send("at <time:2026-12-07T12:00:00Z>");
+    const time = berlin.locator(`#log li[data-id="${id}"] .content time`);
+    await time.waitFor();
+    expect(await time.textContent()).toBe("Mon, Dec 7, 2026, 1:00 PM");
+    expect(await time.getAttribute("title")).toBe("2026-12-07T12:00:00Z");
+    await berlin.context().close();
   });
 });
