@@ -3,6 +3,7 @@
  * lists (without a blank line before them), headings, tables, emoji by name, strikethrough. Read
  * back over HTTP (GET /messages/{id}, whose `apply_markdown` defaults to true).
  */
+import { openQueue } from "../support/sandbox/events.ts";
 import { BOT, expect, test } from "../support/sandbox/fixture.ts";
 
 async function rendered(
@@ -100,4 +101,25 @@ test("<time:…> names its instant in UTC, as the server writes it; an unknown o
   expect(await rendered(sb, "<time:soon>")).toBe(
     '<p><span class="timestamp-error">Invalid time format: soon</span></p>',
   );
+});
+
+test("a message starting with '/me ' is a status message, on several lines too; '/me' alone is not", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const queue = await openQueue(bot, { event_types: ["update_message"] });
+  const meMessage = async (content: string) => {
+    const sent = await bot.post("/messages", { type: "stream", to: "general", topic: "md", content });
+    return (await bot.get(`/messages/${sent.body.id}`)).body.message.is_me_message as boolean;
+  };
+  expect(await meMessage("/me waves\nand leaves")).toBe(true);
+  expect(await meMessage("/me")).toBe(false);
+  const sent = await bot.post("/messages", {
+    type: "stream",
+    to: "general",
+    topic: "md",
+    content: "/me naps",
+  });
+  expect((await bot.patch(`/messages/${sent.body.id}`, { content: "/me" })).status).toBe(200);
+  expect((await queue.peek()).map((e) => e.is_me_message)).toEqual([false]);
 });

@@ -10,7 +10,7 @@ import { type EventBody, emitToUsers } from "../queues/emit.ts";
 import type { EditRecord, MessageRecord, SandboxData, UserRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
-import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
+import { accessMessage, editSnapshots, holders, isMeMessage, visibleTopic } from "../state/message-view.ts";
 import { noticeMove } from "../state/move-notices.ts";
 import {
   canReadHistoryOf,
@@ -131,7 +131,7 @@ function editMessage(ctx: AuthedContext) {
       orig_rendered_content: orig.rendered_content,
       content: msg.content,
       rendered_content: msg.rendered_content,
-      is_me_message: /^\/me( |$)/.test(msg.content),
+      is_me_message: isMeMessage(msg.content),
     });
   }
   if (topicChanged || streamChanged) {

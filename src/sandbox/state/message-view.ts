@@ -49,7 +49,7 @@ export function messageToApi(
     client: msg.client,
     subject: msg.type === "stream" ? topic(msg.topic) : "",
     topic_links: [],
-    is_me_message: /^\/me( |$)/.test(msg.content) && !msg.content.includes("\n"),
+    is_me_message: isMeMessage(msg.content),
     reactions: msg.reactions.map((r) => ({ ...r })),
     submessages: [],
     sender_full_name: sender.full_name,
@@ -190,3 +190,6 @@ export function htmlDiff(oldHtml: string, newHtml: string): string {
   }
   return `<div>${out.join("")}</div>`;
 }
+
+/** A status message ("/me waves"), as the server tells one: its text starts with "/me ". */
+export const isMeMessage = (content: string): boolean => content.startsWith("/me ");
