@@ -25,8 +25,8 @@ async function api(method, path, params = {}) {
 }
 
 // The server's HTML of a message, rebuilt through an allow-list: these elements only, no attribute
-// but a class (mentions, emoji), a title, a table cell's alignment and a link's http(s) address;
-// any other element gives its text. Parsed in an inert document: nothing in it runs or loads.
+// but a class (mentions, emoji), a title, a table cell's alignment, a code block's language and a
+// link's http(s) address; any other element gives its text. Parsed in an inert document: nothing in it runs or loads.
 const KEEP = new Set(["P", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "BLOCKQUOTE", "UL", "OL", "LI", "H1", "H2",
   "H3", "H4", "H5", "H6", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "HR", "SPAN", "DIV", "A", "TIME"]);
 function safe(html) {
@@ -43,6 +43,9 @@ function safe(html) {
     const align = /^text-align: (left|right|center);$/.exec(node.getAttribute("style") ?? "");
     if (align && (node.tagName === "TH" || node.tagName === "TD")) el.style.textAlign = align[1];
     if (node.tagName === "OL" && /^\\d+$/.test(node.getAttribute("start") ?? "")) el.start = Number(node.getAttribute("start"));
+    // A code block's language, shown above it as the web app does (as text: see the style).
+    const lang = node.getAttribute("data-code-language");
+    if (lang && el.classList.contains("codehilite")) el.dataset.codeLanguage = lang;
     // A time shows in the reader's time zone and language, as the web app shows it.
     const when = node.tagName === "TIME" ? new Date(node.getAttribute("datetime") ?? "") : undefined;
     if (when && !Number.isNaN(when.getTime())) {

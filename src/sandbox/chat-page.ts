@@ -36,6 +36,7 @@ h1 { font-size: 1rem; margin: 0 1rem 0 0; }
 .content p, .content ul, .content ol, .content blockquote, .content table, .content h1, .content h2, .content h3 { margin: .15rem 0; }
 .content ul, .content ol { padding-left: 1.4rem; }
 .content pre { white-space: pre-wrap; background: #8881; padding: .3rem .5rem; margin: .2rem 0; }
+.codehilite[data-code-language]::before { content: attr(data-code-language); display: block; text-align: right; font-size: .75rem; color: var(--muted); }
 .content code { background: #8881; padding: 0 .2rem; border-radius: 3px; }
 .content blockquote { border-left: 3px solid var(--line); padding-left: .6rem; color: var(--muted); }
 .content table { border-collapse: collapse; }

@@ -3,7 +3,8 @@
  * a mention, an emoji as its glyph), rebuilt through an allow-list: text that looks like HTML
  * stays text, a link keeps only an http(s) address. An edit shows the new rendering, and the
  * page's edit starts from the text as written. A spoiler stays closed until its header is clicked;
- * a /me message follows its sender's name; a time shows in the reader's zone.
+ * a /me message follows its sender's name; a time shows in the reader's zone; a code block, its
+ * language.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -161,5 +162,18 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
     expect(await time.textContent()).toBe("Mon, Dec 7, 2026, 1:00 PM");
     expect(await time.getAttribute("title")).toBe("2026-12-07T12:00:00Z");
     await berlin.context().close();
+  });
+
+  it("shows a code block's language above it, as text", async () => {
+    const { item } = await send(
+      '```ts\nconst x = 1;\n```\n```<img src=x onerror="document.body.dataset.hit=3">\nx\n```',
+    );
+    const labels = await item.locator(".codehilite").evaluateAll((blocks) => {
+      const view = globalThis as unknown as { getComputedStyle(e: unknown, p: string): { content: string } };
+      return blocks.map((b) => view.getComputedStyle(b, "::before").content);
+    });
+    expect(labels).toEqual(['"TypeScript"', '"<img"']);
+    expect(await item.locator("img").count()).toBe(0);
+    expect(await page.locator("body").getAttribute("data-hit")).toBeNull();
   });
 });

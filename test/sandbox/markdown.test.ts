@@ -123,3 +123,14 @@ test("a message starting with '/me ' is a status message, on several lines too; 
   expect((await bot.patch(`/messages/${sent.body.id}`, { content: "/me" })).status).toBe(200);
   expect((await queue.peek()).map((e) => e.is_me_message)).toEqual([false]);
 });
+
+test("a code block names its language as the server's highlighter does, or as written", async ({ sb }) => {
+  expect(await rendered(sb, "```py\nx = 1\n```\n~~~ inventedlanguage\n<b>\n~~~")).toBe(
+    [
+      '<div class="codehilite" data-code-language="Python"><pre><span></span><code>x = 1',
+      "</code></pre></div>",
+      '<div class="codehilite" data-code-language="inventedlanguage"><pre><span></span><code>&lt;b&gt;',
+      "</code></pre></div>",
+    ].join("\n"),
+  );
+});

@@ -61,7 +61,9 @@ function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
           `<div class="spoiler-block"><div class="spoiler-header">\n${rest ? `<p>${inline(data, rest, r)}</p>` : ""}\n</div><div class="spoiler-content" aria-hidden="true">\n${renderBlocks(data, inner, r)}\n</div></div>`,
         );
       else
-        out.push(`<div class="codehilite"><pre><span></span><code>${escapeHtml(inner)}\n</code></pre></div>`);
+        out.push(
+          `<div class="codehilite"${language(lang!)}><pre><span></span><code>${escapeHtml(inner)}\n</code></pre></div>`,
+        );
       continue;
     }
     if (line.startsWith("> ")) {
@@ -166,6 +168,38 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
       return part;
     })
     .join("");
+}
+
+/** A few languages' names as the server's highlighter gives them; any other is kept as written. */
+const LANGUAGES: Record<string, string> = {
+  bash: "Bash",
+  sh: "Bash",
+  shell: "Bash",
+  c: "C",
+  cpp: "C++",
+  css: "CSS",
+  diff: "Diff",
+  go: "Go",
+  html: "HTML",
+  java: "Java",
+  javascript: "JavaScript",
+  js: "JavaScript",
+  json: "JSON",
+  py: "Python",
+  python: "Python",
+  rust: "Rust",
+  sql: "SQL",
+  ts: "TypeScript",
+  typescript: "TypeScript",
+  yaml: "YAML",
+  yml: "YAML",
+};
+
+/** A code block's `data-code-language` attribute (with its space), empty when none is named. */
+function language(lang: string): string {
+  if (lang === "") return "";
+  const name = Object.hasOwn(LANGUAGES, lang.toLowerCase()) ? LANGUAGES[lang.toLowerCase()]! : lang;
+  return ` data-code-language="${escapeHtml(name)}"`;
 }
 
 /**
