@@ -134,3 +134,9 @@ test("a code block names its language as the server's highlighter does, or as wr
     ].join("\n"),
   );
 });
+
+test("a character reference written out stays one, outside code", async ({ sb }) => {
+  expect(await rendered(sb, "a & b &amp; c &#42; &gt; `&amp;`")).toBe(
+    "<p>a &amp; b &amp; c &#42; &gt; <code>&amp;amp;</code></p>",
+  );
+});

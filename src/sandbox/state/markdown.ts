@@ -104,7 +104,8 @@ function inline(data: SandboxData, text: string, r: Rendered): string {
 }
 
 function decorate(data: SandboxData, text: string, r: Rendered): string {
-  let html = escapeHtml(text);
+  // As in the server's Markdown, a character reference written out (`&amp;`, `&#42;`) stays one.
+  let html = escapeHtml(text).replace(/&amp;(#\d+|#x[0-9a-f]+|[a-z0-9]+);/gi, "&$1;");
   html = html.replace(
     /@(_?)\*\*([^*|]+?)(?:\|(\d+))?\*\*/g,
     (all, silent: string, name: string, id?: string) => {
