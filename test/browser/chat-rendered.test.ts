@@ -81,6 +81,18 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
     expect(await item.locator(".emoji").textContent()).toBe("🎉");
     expect(await item.locator(".emoji").getAttribute("title")).toBe("tada");
     expect(await item.locator("td").allTextContents()).toEqual(["ann", "3"]);
+    // A list in a message is drawn as a list, not as rows of the page's log.
+    const itemBorders = await item
+      .locator("li")
+      .evaluateAll((lis) =>
+        lis.map(
+          (li) =>
+            (
+              globalThis as unknown as { getComputedStyle(e: unknown): { borderBottomStyle: string } }
+            ).getComputedStyle(li).borderBottomStyle,
+        ),
+      );
+    expect(itemBorders).toEqual(["none", "none"]);
     expect(
       await item
         .locator("td")
