@@ -50,6 +50,7 @@ h1 { font-size: 1rem; margin: 0 1rem 0 0; }
 .spoiler-block.open > .spoiler-content { display: block; border-top: 1px solid var(--line); }
 .content.me-message, .content.me-message > p { display: inline; font-style: italic; }
 .content time { background: #8881; border-radius: 3px; padding: 0 .2rem; white-space: nowrap; }
+.content a.stream, .content a.stream-topic, .content a.message-link { color: LinkText; }
 .user-mention, .user-group-mention, .topic-mention { background: #8882; border-radius: 3px; padding: 0 .15rem; }
 .marker { color: var(--muted); font-size: .75rem; margin-left: .4rem; text-transform: uppercase; }
 .reactions { display: flex; gap: .3rem; flex-wrap: wrap; margin-top: .2rem; }

@@ -4,7 +4,7 @@
  * stays text, a link keeps only an http(s) address. An edit shows the new rendering, and the
  * page's edit starts from the text as written. A spoiler stays closed until its header is clicked;
  * a /me message follows its sender's name; a time shows in the reader's zone; a code block, its
- * language.
+ * language; a channel or topic link, as a link.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -187,5 +187,18 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
     expect(labels).toEqual(['"TypeScript"', '"<img"']);
     expect(await item.locator("img").count()).toBe(0);
     expect(await page.locator("body").getAttribute("data-hit")).toBeNull();
+  });
+
+  it("shows channel and topic links as links, though they lead nowhere on the page", async () => {
+    const { item } = await send("in #**general>t** and #**general**, not [x](javascript:alert)");
+    const colors = await item.evaluate((content) => {
+      const view = globalThis as unknown as { getComputedStyle(e: unknown): { color: string } };
+      const c = content as unknown as { querySelectorAll(s: string): unknown[] };
+      return [...c.querySelectorAll("a"), content].map((e) => view.getComputedStyle(e).color);
+    });
+    const [topic, channel, dropped, text] = colors;
+    expect([topic, channel]).toEqual([channel, topic]);
+    expect(topic).not.toBe(text);
+    expect(dropped).toBe(text);
   });
 });
