@@ -140,3 +140,9 @@ test("a character reference written out stays one, outside code", async ({ sb })
     "<p>a &amp; b &amp; c &#42; &gt; <code>&amp;amp;</code></p>",
   );
 });
+
+test("a line of three or more -, _ or * is a horizontal rule, even right after text", async ({ sb }) => {
+  expect(await rendered(sb, "Standup\n---\n* * *\n- one")).toBe(
+    "<p>Standup</p>\n<hr>\n<hr>\n<ul>\n<li>one</li>\n</ul>",
+  );
+});

@@ -1,7 +1,7 @@
 /**
  * The block structures of the server's Markdown beyond paragraphs, code and quotes: headings,
- * bulleted and numbered lists (which, as on the server, need no blank line before them), and
- * tables. Each takes the lines from where it begins and says how many it used; what is inside a
+ * tables, horizontal rules, and bulleted and numbered lists (which, as on the server, need no blank
+ * line before them). Each takes the lines from where it begins and says how many it used; what is inside a
  * list item or a table cell is rendered by the caller's functions.
  */
 
@@ -18,6 +18,8 @@ export interface Structure {
 }
 
 const HEADING = /^(#{1,6}) +(.*?)(?: +#+)? *$/;
+/** A horizontal rule: three or more `-`, `_` or `*` (with up to two spaces after each). */
+const RULE = /^ {0,3}(?:(?:-+ {0,2}){3,}|(?:_+ {0,2}){3,}|(?:\*+ {0,2}){3,})$/;
 const ITEM = /^( {0,3})(?:([*+-])|(\d{1,9})\.) +(.*)$/;
 const DELIMITER = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
 
@@ -29,9 +31,10 @@ export function structureAt(lines: readonly string[], at: number, render: Render
     const level = heading[1]!.length;
     return { html: `<h${level}>${render.inline(heading[2]!)}</h${level}>`, used: 1 };
   }
-  if (ITEM.test(line)) return list(lines, at, render);
   const next = lines[at + 1];
   if (line.includes("|") && next?.includes("-") && DELIMITER.test(next)) return table(lines, at, render);
+  if (RULE.test(line)) return { html: "<hr>", used: 1 };
+  if (ITEM.test(line)) return list(lines, at, render);
   return undefined;
 }
 
