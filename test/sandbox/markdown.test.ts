@@ -84,8 +84,8 @@ test("channel, topic and message links, with the server's classes and narrow add
 });
 
 test("bold holds italic; a bare address ends before the punctuation after it", async ({ sb }) => {
-  expect(await rendered(sb, "**bold *and italic* too**")).toBe(
-    "<p><strong>bold <em>and italic</em> too</strong></p>",
+  expect(await rendered(sb, "**bold *and italic* too** ***both***")).toBe(
+    "<p><strong>bold <em>and italic</em> too</strong> <strong><em>both</em></strong></p>",
   );
   expect(await rendered(sb, "See https://example.org/a_(b). Or (https://example.org/x)!")).toBe(
     '<p>See <a href="https://example.org/a_(b)">https://example.org/a_(b)</a>. Or (<a href="https://example.org/x">https://example.org/x</a>)!</p>',

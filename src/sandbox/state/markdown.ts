@@ -152,7 +152,8 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
       ? `<span class="timestamp-error">Invalid time format: ${written}</span>`
       : `<time datetime="${at}">${written}</time>`;
   });
-  // Bold may hold italic (single asterisks) inside it.
+  // Bold may hold italic (single asterisks) inside it; three asterisks are both.
+  html = html.replace(/\*\*\*([^*]+)\*\*\*/g, "<strong><em>$1</em></strong>");
   html = html.replace(/\*\*((?:[^*]|\*(?!\*))+?)\*\*/g, "<strong>$1</strong>");
   html = html.replace(/~~([^~]+)~~/g, "<del>$1</del>");
   html = html.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>");
