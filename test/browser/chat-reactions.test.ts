@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import {
+  callAs,
   chromiumPath,
   launchChromium,
   noChromiumMessage,
@@ -30,16 +31,8 @@ describe.skipIf(!chromiumPath)("reactions, edits and deletions on the chat page"
   let page: Page;
   let id: number;
 
-  const call = async (email: string, method: string, route: string, params: Record<string, string> = {}) => {
-    const key = sandbox.control.apiKeyOf(email);
-    const form = new URLSearchParams(params);
-    const response = await fetch(`${sandbox.url}/api/v1${route}${method === "GET" ? `?${form}` : ""}`, {
-      method,
-      headers: { authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}` },
-      ...(method === "GET" ? {} : { body: form }),
-    });
-    return (await response.json()) as Record<string, unknown>;
-  };
+  const call = (email: string, method: string, route: string, params?: Record<string, string>) =>
+    callAs(sandbox, email, method, route, params);
   const react = (email: string, method: "POST" | "DELETE", emoji_name: string) =>
     call(email, method, `/messages/${id}/reactions`, { emoji_name });
   /** The server's reactions on the message, as `name:user`. */

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import {
+  callAs,
   chromiumPath,
   launchChromium,
   noChromiumMessage,
@@ -28,15 +29,8 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
   let browser: Browser;
   let page: Page;
 
-  const call = async (email: string, method: string, route: string, params: Record<string, string> = {}) => {
-    const key = sandbox.control.apiKeyOf(email);
-    const response = await fetch(`${sandbox.url}/api/v1${route}`, {
-      method,
-      headers: { authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}` },
-      body: new URLSearchParams(params),
-    });
-    return (await response.json()) as Record<string, unknown>;
-  };
+  const call = (email: string, method: string, route: string, params?: Record<string, string>) =>
+    callAs(sandbox, email, method, route, params);
   const send = async (content: string) => {
     const sent = await call(OLIVE, "POST", "/messages", {
       type: "channel",

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import type { Sandbox } from "../../src/sandbox/types.ts";
 
 /** `CHROMIUM_PATH` when set, else the first `chromium` or `chromium-browser` on PATH. */
 function findChromium(): string | undefined {
@@ -42,4 +43,22 @@ export async function signInChat(page: Page, email: string): Promise<void> {
   await page.waitForSelector("body[data-ready=true]");
   await page.selectOption("#me", email);
   await page.locator("#status", { hasText: email }).waitFor();
+}
+
+/** `method route` of the sandbox's API as `email` (a query for GET, a form otherwise): its JSON. */
+export async function callAs(
+  sandbox: Sandbox,
+  email: string,
+  method: string,
+  route: string,
+  params: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
+  const key = sandbox.control.apiKeyOf(email);
+  const form = new URLSearchParams(params);
+  const response = await fetch(`${sandbox.url}/api/v1${route}${method === "GET" ? `?${form}` : ""}`, {
+    method,
+    headers: { authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}` },
+    ...(method === "GET" ? {} : { body: form }),
+  });
+  return (await response.json()) as Record<string, unknown>;
 }
