@@ -19,6 +19,7 @@ import { type Clock, nextTurn } from "../time/clock.ts";
 import { taskFields } from "./event-fields.ts";
 import { handlerOf } from "./handler-names.ts";
 import { HeldTasks } from "./held-tasks.ts";
+import { OverrunTasks } from "./overrun-tasks.ts";
 import {
   Fifo,
   InFlightWaiters,
@@ -78,6 +79,8 @@ export class ConversationQueue {
   readonly #waiters = new InFlightWaiters();
   /** The tasks running when {@link abortAll} last aborted them, until {@link abortedEnded}. */
   #aborted: Task[] = [];
+  /** Tasks the timeout cut whose runs go on. */
+  readonly #overruns = new OverrunTasks();
 
   constructor(options: ConversationQueueOptions) {
     this.#concurrency = positiveInt(options.concurrency, "concurrency");
@@ -177,22 +180,28 @@ export class ConversationQueue {
    * the tasks still running then (deaf to their signal, or slow to settle): their keys and args. A
    * task that ended and holds its key while its end is written is waited for past `grace`; one held
    * before the abort (a write retried through an outage) is not: its own abort stops it; one held
-   * in a later attempt of its run (`attempting`) is waited for as a running one. The tasks returned
-   * are marked `left`.
+   * in a later attempt of its run (`attempting`) is waited for as a running one. So are the runs
+   * the handler timeout cut that go on (overrun-tasks.ts), aborted by then. The tasks returned are
+   * marked `left`.
    */
   async abortedEnded(grace: AbortSignal): Promise<LeftTask[]> {
-    const aborted = this.#aborted;
+    const aborted = [...this.#aborted, ...this.#overruns.list()];
     this.#aborted = [];
     await nextTurn();
-    // Still running: the task's run itself, or a later attempt of it (held, the failure stage's).
-    const runs = (t: Task) => t.state === "running" || (t.state === "held" && t.attempting);
-    const waited = (t: Task) => (t.state === "held" && !t.attempting) || (runs(t) && !grace.aborted);
+    const waited = (t: Task) => t.writesEnd || (t.stillRuns && !grace.aborted);
     // A wait ends as a task ends, or as the grace passes (then only the held ones are waited for).
-    while (aborted.some(waited))
-      await this.onBelow(this.inFlight, grace.aborted ? undefined : grace).catch(() => {});
-    const left = aborted.filter(runs);
+    while (aborted.some(waited)) await this.#nextEnd(grace);
+    const left = aborted.filter((t) => t.stillRuns);
     for (const task of left) task.left = true;
     return left.map((t) => ({ key: t.key, arg: t.arg, run: t.run }));
+  }
+
+  /** Resolves as a task ends or settles its holds, a run the timeout cut included, or as `grace` passes. */
+  #nextEnd(grace: AbortSignal): Promise<void> {
+    const overrun = this.#overruns.changed(grace);
+    if (this.inFlight === 0) return overrun;
+    const below = this.onBelow(this.inFlight, grace.aborted ? undefined : grace).catch(() => {});
+    return Promise.race([below, overrun]);
   }
 
   /**
@@ -315,11 +324,15 @@ export class ConversationQueue {
     };
     this.#log.warn(fields, "handler timed out; its signal was aborted and the queue moved on");
     this.#finish(task);
+    if (!task.endedEarly) this.#overruns.add(task);
   }
 
   /** The task returned, settled or timed out: free its slot, and its key unless it holds it. */
   #finish(task: Task): void {
-    if (task.state !== "running") return;
+    if (task.state !== "running") {
+      this.#overruns.ended(task);
+      return;
+    }
     this.#running.delete(task);
     const hold = task.hold;
     if (hold === undefined) this.#release(task);

@@ -118,39 +118,46 @@ export class Dispatcher {
     this.#o.dialogs.pause(); // Dialogs wait in the store, not in handlers: only their timers stop.
     this.#engine.stopping(stop);
     const deadline = timeoutSignal(this.#o.clock, deadlineMs);
+    let abandoned = 0;
     try {
       await this.#queue.onIdle(deadline.signal);
-      return 0;
     } catch {
-      const abandoned = this.#queue.inFlight;
-      this.#dropping = true;
-      try {
-        this.#queue.abortAll();
-      } finally {
-        this.#dropping = false;
-      }
-      if (stop === undefined)
-        this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
-      // A lost lease's stop is said by the coordinator, with the events it left (`abandoned`).
-      else
-        this.#o.log[stop === LEASE_STOP ? "debug" : "warn"](
-          { abandoned, stop },
-          "the bot's stop deadline passed; handlers still running were aborted",
-        );
-      // Before the store closes: a run the abort ended keeps its letter and its message's mark,
-      // within a grace; one still running then is left. Real time: the bot's clock may be held
-      // (the testing kit's), and the grace bounds a wait of the process.
-      const grace = timeoutSignal(realClock, STOP_GRACE_MS);
-      try {
-        await this.#left.leave(await this.#queue.abortedEnded(grace.signal), stop);
-      } finally {
-        grace.clear();
-      }
-      return abandoned;
+      abandoned = this.#abortRunning(stop);
     } finally {
       deadline.clear();
+    }
+    // Before the store closes: a run the abort ended keeps its letter and its message's mark,
+    // within a grace; one still running then is left, and so is a run the handler timeout cut that
+    // still goes on (a first attempt deaf to its signal, later attempts after it threw). Real
+    // time: the bot's clock may be held (the testing kit's), and the grace bounds a wait of the process.
+    const grace = timeoutSignal(realClock, STOP_GRACE_MS);
+    try {
+      await this.#left.leave(await this.#queue.abortedEnded(grace.signal), stop);
+    } finally {
+      grace.clear();
       await this.#failures.stoppedCleanly();
     }
+    return abandoned;
+  }
+
+  /** The stop's deadline passed: abort the handlers still running. Returns how many events were in flight. */
+  #abortRunning(stop: string | undefined): number {
+    const abandoned = this.#queue.inFlight;
+    this.#dropping = true;
+    try {
+      this.#queue.abortAll();
+    } finally {
+      this.#dropping = false;
+    }
+    if (stop === undefined)
+      this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
+    // A lost lease's stop is said by the coordinator, with the events it left (`abandoned`).
+    else
+      this.#o.log[stop === LEASE_STOP ? "debug" : "warn"](
+        { abandoned, stop },
+        "the bot's stop deadline passed; handlers still running were aborted",
+      );
+    return abandoned;
   }
 
   /**

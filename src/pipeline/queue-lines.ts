@@ -110,6 +110,8 @@ export class Task implements TaskControl, BudgetWaits {
   running: object | undefined = undefined;
   attempting = false;
   left = false;
+  /** Cut by its timeout, its run going on outside the queue (overrun-tasks.ts): running, then its holds. */
+  overrun: "running" | "held" | undefined = undefined;
 
   constructor(
     readonly key: string,
@@ -135,8 +137,23 @@ export class Task implements TaskControl, BudgetWaits {
     this.onWait?.(this, false);
   }
 
+  /** Its run, or a later attempt of it (the failure stage's, its key held), still goes on: a stop waits, then leaves it. */
+  get stillRuns(): boolean {
+    return this.state === "running" || this.overrun === "running" || (this.#held && this.attempting);
+  }
+
+  /** Done running, what it keeps as it ends still being written: a stop waits for it. */
+  get writesEnd(): boolean {
+    return this.#held && !this.attempting;
+  }
+
+  get #held(): boolean {
+    return this.state === "held" || this.overrun === "held";
+  }
+
   holdKey(done: Promise<unknown>): void {
-    if (this.state !== "running") return;
+    // After its timeout the key is given back: a hold then only tells when its run is over.
+    if (this.state !== "running" && this.overrun === undefined) return;
     const held = this.hold;
     this.hold = held === undefined ? done : Promise.allSettled([held, done]);
   }
@@ -149,7 +166,7 @@ export class Task implements TaskControl, BudgetWaits {
   }
 
   end(): void {
-    if (this.state === "running") this.onEnd?.(this);
+    if (this.state === "running" || this.overrun === "running") this.onEnd?.(this);
   }
 
   abort(reason: unknown): void {

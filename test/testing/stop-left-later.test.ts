@@ -7,31 +7,14 @@
  */
 import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
+import { deferred } from "../support/deferred.ts";
+import { aborted, errorLines, handledOnceAtStart, leftEnded } from "../support/left-runs.ts";
 
 const MEMBER = "member@sandbox.example";
-const LEFT_ENDED = "a handler the stop had left ended";
 // On a held clock the stop's deadline passes at once: a handler still running is aborted then.
 const held = createBotTest({ clock: { held: true } });
-
-function gate() {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
-
-/** Resolves once `signal` aborted. */
-const aborted = (signal: AbortSignal) =>
-  new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
-
 /** Error lines, but for the test's own throw (`first run fails`). */
-const errors = (logs: readonly Record<string, unknown>[]) =>
-  logs
-    .filter((l) => Number(l.level) >= 50 && (l.err as Error | undefined)?.message !== "first run fails")
-    .map((l) => l.msg);
-const leftEnded = (logs: readonly Record<string, unknown>[]) =>
-  logs.some((l) => String(l.msg).startsWith(LEFT_ENDED));
+const errors = (logs: readonly Record<string, unknown>[]) => errorLines(logs, "first run fails");
 
 /** Retries after a pause of 20 s, which a test passes on its held clock ({@link nextAttempt}). */
 const RETRIES = "retries: { attempts: 3, backoff: 20s }";
@@ -50,10 +33,10 @@ async function nextAttempt(
 /** Stop `bot`, then open `late`: the run the stop left ends once the store closed, said at warn, no error. */
 async function stopThenOpen(
   bot: { stop(): Promise<void>; logs(): readonly Record<string, unknown>[] },
-  late: { open(): void },
+  late: { resolve(): void },
 ): Promise<void> {
   await bot.stop();
-  late.open();
+  late.resolve();
   await expect.poll(() => leftEnded(bot.logs())).toBe(true);
   expect(errors(bot.logs())).toEqual([]);
 }
@@ -63,7 +46,7 @@ for (const mode of ["queue", "outgoing webhook"] as const)
     held(
       `${mode}: a later attempt the stop left, that ${ends} once the store closed, is handled once at the next start`,
       async ({ runBot, clock }) => {
-        const late = gate();
+        const late = deferred();
         let runs = 0;
         const definition = defineBot({
           setup(b) {
@@ -90,13 +73,7 @@ for (const mode of ["queue", "outgoing webhook"] as const)
         await nextAttempt(clock, () => runs, 2);
         await stopThenOpen(bot, late);
 
-        await bot.start();
-        await bot.handled(id);
-        const done = await bot.nextReply({ after: id, where: (m) => m.content.startsWith("done") });
-        expect(done.content).toBe("done: one");
-        // The server's own line, should it have given up on the delivery while the bot was down, aside.
-        const replies = bot.replies().map((m) => m.content);
-        expect(replies.filter((c) => c !== "Failure! Bot is unavailable")).toEqual(["done: one"]);
+        await handledOnceAtStart(bot, id);
         expect(runs).toBe(3);
         expect(errors(bot.logs())).toEqual([]);
       },
@@ -126,7 +103,7 @@ function orderBot(late: Promise<void>, hold: "before asking" | "after the answer
 held(
   "a dialog's first run the stop left before it asked asks once, at the next start",
   async ({ runBot }) => {
-    const late = gate();
+    const late = deferred();
     const { bot: definition, runs } = orderBot(late.promise, "before asking");
     const bot = await runBot({ bot: definition, name: "order" });
     const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "order" });
@@ -146,7 +123,7 @@ for (const mode of ["queue", "outgoing webhook"] as const)
   held(
     `${mode}: a dialog's run on an answer the stop left goes on once, at the next start`,
     async ({ runBot }) => {
-      const late = gate();
+      const late = deferred();
       const { bot: definition, runs } = orderBot(late.promise, "after the answer");
       const bot = await runBot({ bot: definition, name: "order", outgoingWebhook: mode !== "queue" });
       const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "order" });
@@ -167,7 +144,7 @@ for (const mode of ["queue", "outgoing webhook"] as const)
 held(
   "a dialog's run the stop left that asks its next question once the store closed asks it once",
   async ({ runBot }) => {
-    const late = gate();
+    const late = deferred();
     let runs = 0;
     const definition = defineBot({
       setup(b) {
@@ -204,7 +181,7 @@ held(
 held(
   "a dialog's later attempt the stop left goes on once from its log at the next start",
   async ({ runBot, clock }) => {
-    const late = gate();
+    const late = deferred();
     let runs = 0;
     const definition = defineBot({
       setup(b) {

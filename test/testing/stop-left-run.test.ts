@@ -7,9 +7,10 @@
  */
 import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
+import { deferred } from "../support/deferred.ts";
+import { LEFT_ENDED } from "../support/left-runs.ts";
 
 const MEMBER = "member@sandbox.example";
-const LEFT_ENDED = "a handler the stop had left ended";
 // On a held clock the stop's deadline passes at once: a handler still running is aborted then.
 const held = createBotTest({ clock: { held: true } });
 
@@ -33,26 +34,18 @@ function lateBot(late: Promise<void>, ends: "returns" | "throws") {
   return { bot, runs: () => runs };
 }
 
-function gate() {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
-
 for (const mode of ["queue", "outgoing webhook"] as const)
   for (const ends of ["returns", "throws"] as const)
     held(
       `${mode}: a run that ${ends} once the stop closed the store is handled once at the next start`,
       async ({ runBot }) => {
-        const late = gate();
+        const late = deferred();
         const { bot: definition, runs } = lateBot(late.promise, ends);
         const bot = await runBot({ bot: definition, name: "late", outgoingWebhook: mode !== "queue" });
         const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "one" });
         await expect.poll(runs).toBe(1);
         await bot.stop();
-        late.open();
+        late.resolve();
         await expect.poll(() => bot.logs().some((l) => String(l.msg).startsWith(LEFT_ENDED))).toBe(true);
         // An expected situation: warned, and no error about the closed store.
         expect(bot.logs().filter((l) => Number(l.level) >= 50)).toEqual([]);
