@@ -10,7 +10,6 @@
  * conversation waits: later messages there are matched only after it.
  */
 import type { Logger } from "pino";
-import { inBackground } from "../../api/budget-line.ts";
 import { failpoint } from "../../effects/failpoints.ts";
 import { isKeptDelivery } from "../../state/dead-letters.ts";
 import {
@@ -32,9 +31,9 @@ import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
 import { type DialogEntry, type ReadyRun, whenOver, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
+import { openDialogs } from "./dialog-open.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
-import { sayLost, sayNote } from "./end-notes.ts";
 import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
 import { escapes } from "./prompt-options.ts";
@@ -91,20 +90,13 @@ export class DialogEngine {
   }
 
   /**
-   * Read the dialogs' headers (at each start, after the ledger); say the notes of ended dialogs not
-   * known to be said, and of those the store lost (budget's background lane). False if `signal` aborted.
+   * Read the dialogs' headers (at each start, after the ledger), their notes said (dialog-open.ts).
+   * False if `signal` aborted.
    */
   async open(signal: AbortSignal): Promise<boolean> {
-    const { ready, lost } = await this.#o.dialogs.load();
-    if (signal.aborted) return false;
-    this.#ready = [];
-    for (const head of lost)
-      this.#o.queue.push(head.conversation, (c) => sayLost(this.#o, head, inBackground(c)));
-    for (const head of ready) {
-      const { note } = head;
-      if (note === undefined) this.#ready.push(head);
-      else this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, inBackground(c)));
-    }
+    const ready = await openDialogs(this.#o, signal);
+    if (ready === undefined) return false;
+    this.#ready = ready;
     return true;
   }
 
