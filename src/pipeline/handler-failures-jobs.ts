@@ -2,6 +2,8 @@
  * A cron job's occurrence through the failure stage (handler-failures.ts): its attempts, their
  * effect records, and what becomes of it once they failed.
  */
+
+import type { Logger } from "../api/logger.ts";
 import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { monotonicMs } from "../time/clock.ts";
@@ -10,6 +12,7 @@ import type { SendEffects } from "./context-types.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures-outage.ts";
 import type { HandlerFailuresOptions, Settles } from "./handler-failures-types.ts";
 import type { DispatchMetrics, RunJob } from "./incoming.ts";
+import { LEFT_ENDED_LINE } from "./left-runs.ts";
 import { fenced } from "./stop-cut.ts";
 
 /**
@@ -33,7 +36,7 @@ export function jobRunner(
   },
   failures: Settles,
 ): RunJob {
-  return async (occurrence, attempt, signal, letter, resumed = false, marked, keptMs, turns) => {
+  return async (occurrence, attempt, signal, letter, resumed = false, marked, keptMs, turns, task) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
     const since = Math.floor(Date.parse(occurrence.firedAt) / 1000) - SERVER_CLOCK_SLACK_S;
@@ -83,10 +86,12 @@ export function jobRunner(
       // Bounded by the handler timeout as its later attempts are (handler-failures.ts).
       const first = last;
       await withinAttemptTime(o, { event: occurrence }, 1, signal, (s) => run(s, first));
+      if (task?.left) return leftJobEnded(o.log, job);
       failures.ran(counted);
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {
+      if (task?.left) return leftJobEnded(o.log, job);
       if (!outageOf(err)) o.log.error({ err, ...job }, "cron job failed");
       // A job's run has no dialog: its outcome is handled (true) or kept (false).
       const outcome = await failures.settle(
@@ -96,6 +101,7 @@ export function jobRunner(
           ...(letter ? { letter } : {}),
           // Its later attempts take the turn, given back at each pause (handler-failures.ts).
           ...(turns ? { turns } : {}),
+          ...(task ? { task } : {}),
           again: (s) => {
             last = effectsOf(true);
             return run(s, last);
@@ -109,4 +115,10 @@ export function jobRunner(
       return outcome === true;
     }
   };
+}
+
+/** A job's run the stop left ended, the store closed: nothing is recorded; its occurrence, marked under way, runs again at the next start. */
+function leftJobEnded(log: Logger, job: { job: string; scheduledFor: string }): false {
+  log.warn(job, LEFT_ENDED_LINE);
+  return false;
 }

@@ -155,6 +155,8 @@ export type RunJob = (
   keptMs?: number,
   /** A replayed letter's attempts' turns among the bot's replays (replay-turns.ts). */
   turns?: LetterTurns,
+  /** `left` once the bot's stop left the run still going (left-runs.ts): nothing of it is recorded then. */
+  task?: { readonly left: boolean },
 ) => Promise<boolean>;
 
 export interface DispatchStats {

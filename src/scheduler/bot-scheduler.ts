@@ -9,10 +9,11 @@ import type { RecipientLookups } from "../effects/schedule/resolve-recipient.ts"
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import type { RunHandler, RunJob } from "../pipeline/incoming.ts";
+import { STOP_GRACE_MS } from "../pipeline/left-runs.ts";
 import type { LetterTurns } from "../pipeline/replay-turns.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
-import { type Clock, realClock } from "../time/clock.ts";
+import { type Clock, realClock, type TimerHandle } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BookingRecord } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
@@ -23,6 +24,10 @@ import type { JobInfo } from "./timing/job-timer.ts";
 
 /** Notes kept until the start's reconciliation: as many as failures are remembered (failure-notes.ts). */
 const MAX_EARLY = 64;
+
+/** Logged (warn) by the stop once the grace passed with cron jobs still running. */
+export const LEFT_JOBS_LINE =
+  "cron jobs still running after the stop's grace are left: nothing they do from now on is recorded, and their occurrences run again at the next start";
 
 export interface BotSchedulerOptions {
   client: Client;
@@ -219,6 +224,30 @@ export class BotScheduler {
     const [jobs] = await Promise.all([this.#jobs?.timer.stop(deadlineMs), this.#recurring?.stop()]);
     if (jobs && jobs.unfinished.length > 0) {
       this.#o.log.warn({ jobs: jobs.unfinished }, "cron jobs still running at the shutdown deadline");
+      await this.#leaveJobs();
     }
+  }
+
+  /**
+   * Past the stop's deadline, the job runs still going get the grace a message's run gets (real
+   * time: the bot's clock may be held), what they keep as they end written before the store
+   * closes; those still going then are left (local-jobs.ts).
+   */
+  async #leaveJobs(): Promise<void> {
+    const jobs = this.#jobs;
+    if (jobs === undefined) return;
+    let timer: TimerHandle | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      timer = realClock.setTimeout(resolve, STOP_GRACE_MS);
+    });
+    try {
+      await Promise.race([jobs.timer.idle(), graceOver]);
+    } finally {
+      if (timer !== undefined) realClock.clearTimeout(timer);
+    }
+    const still = jobs.timer.jobs().filter((j) => j.running);
+    if (still.length === 0) return;
+    jobs.leave();
+    this.#o.log.warn({ jobs: still.map((j) => j.id), graceMs: STOP_GRACE_MS }, LEFT_JOBS_LINE);
   }
 }

@@ -101,6 +101,8 @@ export class LocalJobs {
   readonly #jobs: { id: string; former: string | undefined; declaration: CronDeclaration }[];
   /** The name a run cut short is taken up under, when not its job's id (begun under its former key). */
   readonly #resumedAs = new Map<string, string>();
+  /** Set once the bot's stop left the runs still going ({@link leave}). */
+  readonly #stop = { left: false };
 
   /** Throws `SCHEDULE_INVALID` for a bad cron expression, time zone or missed-run policy. */
   constructor(options: LocalJobsOptions, declarations: readonly CronDeclaration[]) {
@@ -211,8 +213,10 @@ export class LocalJobs {
     const marked = this.#record([id], { lastRunAt: firedAt, running });
     const signal = AbortSignal.any([run.signal, this.#o.signal]);
     const resumed = run.resumed === true;
-    if (!(await this.#attempt(declaration, occurrence, signal, undefined, resumed, marked)))
-      this.#o.stats.jobErrors++;
+    const handled = await this.#attempt(declaration, occurrence, signal, undefined, resumed, marked);
+    // Left by the stop: the occurrence stays marked under way, and runs again at the next start.
+    if (this.#stop.left) return;
+    if (!handled) this.#o.stats.jobErrors++;
     void this.#record([id], { lastRunAt: firedAt }, true);
   }
 
@@ -266,7 +270,16 @@ export class LocalJobs {
       marked,
       keptMs,
       turns,
+      this.#stop,
     );
+  }
+
+  /**
+   * The bot's stop leaves the runs still going (past its deadline and grace): nothing they do from
+   * now on is recorded, and the occurrences they run, marked under way, run again at the next start.
+   */
+  leave(): void {
+    this.#stop.left = true;
   }
 
   /**
