@@ -124,21 +124,30 @@ export default defineBot({
         endedNote: `${approved} An operator ended this request while the deploy webhook was called: whether the deploy started is not known here.`,
       });
       const request = ctx.event.message.id;
-      await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }));
+      await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }, ctx.signal));
       return progress.done(approved);
     });
   },
 });
 
-/** POST the approval to the webhook, signed; resolves its status (recorded once it answered). */
-async function callHook(s: { webhook_url?: string; webhook_secret?: string }, approval: object) {
+/**
+ * POST the approval to the webhook, signed; resolves its status (recorded once it answered). The
+ * run's signal cuts a receiver that does not answer at the bot's `handler_timeout` (then the
+ * attempt fails and is tried again) and at a stop's deadline, rather than at fetch's own wait
+ * for headers, 5 minutes.
+ */
+async function callHook(
+  s: { webhook_url?: string; webhook_secret?: string },
+  approval: object,
+  signal: AbortSignal,
+) {
   const body = JSON.stringify({ event: "deploy.approved", ...approval });
   const t = Math.floor(Date.now() / 1000);
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (s.webhook_secret)
     headers["x-signature"] =
       `t=${t},v1=${createHmac("sha256", s.webhook_secret).update(`${t}.${body}`).digest("hex")}`;
-  const response = await fetch(s.webhook_url!, { method: "POST", headers, body });
+  const response = await fetch(s.webhook_url!, { method: "POST", headers, body, signal });
   if (!response.ok) throw new Error(`the deploy webhook answered ${response.status}`);
   return response.status;
 }

@@ -9,13 +9,9 @@ import { expect, it } from "vitest";
 import * as A from "../support/approvals-daemon.ts";
 import { runCli } from "../support/cli.ts";
 import { closeAfterTest } from "../support/e2e-daemon.ts";
-import { RELEASE_ORG } from "../support/release-org.ts";
-import { postedBy, shippedBot, useShippedBots } from "../support/shipped-bot.ts";
+import { postedBy, useShippedBots } from "../support/shipped-bot.ts";
 
 useShippedBots();
-
-const FAILED =
-  "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: ask an operator to retry it (`bothost failed retry`).";
 
 it("a deploy webhook that fails on every attempt is told in the topic; `bothost failed retry` calls it again", {
   timeout: 60_000,
@@ -32,19 +28,12 @@ it("a deploy webhook that fails on every attempt is told in the topic; `bothost 
   await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
   closeAfterTest(() => new Promise((resolve) => hook.close(resolve)));
   const url = `http://127.0.0.1:${(hook.address() as { port: number }).port}/deploy`;
-  const bot = await shippedBot({
-    org: RELEASE_ORG,
-    name: "approvals",
-    module: "approvals.ts",
-    email: A.BOT,
-    settings: ["group: release-managers", `webhook_url: ${url}`],
-    more: ["retries: { attempts: 2, backoff: 50ms }"],
-  });
+  const bot = await A.setUp(url, ["retries: { attempts: 2, backoff: 50ms }"]);
   const daemon = await bot.start();
   bot.sandbox.control.sendAs(A.REQ, { ...A.topic, content: A.ask("api 1.4.2") });
   await A.approve(bot, await A.buttonsOn(bot, A.question("api 1.4.2")));
   const said = () => postedBy(bot.sandbox, A.BOT);
-  await expect.poll(said, { timeout: 15_000 }).toEqual([A.question("api 1.4.2"), FAILED]);
+  await expect.poll(said, { timeout: 15_000 }).toEqual([A.question("api 1.4.2"), A.HOOK_FAILED]);
   expect(calls).toEqual([500, 500]);
 
   status = 204;

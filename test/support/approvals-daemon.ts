@@ -16,14 +16,18 @@ export const ask = (what: string) => `@**Approvals** deploy ${what}`;
 export const question = (what: string) =>
   `**Rae Requester** asks to deploy **${what}**. A member of release-managers decides:\n1. :check: approve\n2. :cross_mark: reject`;
 export const APPROVED = "Deploy of api 1.4.2 approved by Rita Release.";
+/** The topic's word once every attempt to call the deploy webhook failed. */
+export const HOOK_FAILED = `${APPROVED} The deploy webhook did not answer with success: ask an operator to retry it (\`bothost failed retry\`).`;
 
-export const setUp = () =>
+/** The bot with the release org; `webhook`: its deploy webhook's URL; `more`: its entry's own lines. */
+export const setUp = (webhook?: string, more?: string[]) =>
   shippedBot({
     org: RELEASE_ORG,
     name: "approvals",
     module: "approvals.ts",
     email: BOT,
-    settings: ["group: release-managers"],
+    settings: ["group: release-managers", ...(webhook ? [`webhook_url: ${webhook}`] : [])],
+    ...(more ? { more } : {}),
   });
 
 /** The bot's message `content`'s id, once it was posted with both its buttons on it. */
