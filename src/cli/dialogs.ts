@@ -140,7 +140,10 @@ function formatList(all: BotDialogs[]): string {
   for (const listing of all) {
     const { bot, dialogs, elsewhere, leaseHolder, notes, stopped, notStarted } = listing;
     if (elsewhere && leaseHolder !== undefined)
-      lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
+      lines.push(
+        `${bot}: runs on instance ${leaseHolder} (its dialogs are listed there: bothost dialogs where that instance's admin socket is, or GET /admin/dialogs on its http.listen)`,
+        "",
+      );
     else if (elsewhere) lines.push(`${bot}: runs on no instance known now (${noHolderWhy(listing)})`, "");
     if (dialogs.length > 0) {
       const here = stopped

@@ -108,7 +108,7 @@ export function dialogDesk(
         throw new BothostError<DialogDeskErrorCode>(
           "BOT_NOT_HERE",
           leaseHolder !== undefined
-            ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there (should that instance be gone, an instance takes the bot: end it there then)`
+            ? `bot "${name}" runs on instance ${leaseHolder}: end its dialog there, with this command where that instance's admin socket is (its machine; on this one, an instance started from a config file of its own) or POST /admin/dialogs/${name}/${id}/end on its http.listen (should that instance be gone, an instance takes the bot: end it there then)`
             : `bot "${name}" does not run here, and no instance is known to run it now (${noHolderWhy(where)}): end its dialog where it runs, once one does`,
         );
       }

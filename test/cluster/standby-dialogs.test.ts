@@ -8,6 +8,7 @@
  */
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
 import { hasRedisServer, startInstance, useOwnRedisCluster } from "../support/cluster.ts";
 import { send } from "../support/e2e-daemon.ts";
 
@@ -65,10 +66,21 @@ describe.skipIf(!available)("a bot this instance ran, on standby now", () => {
       body: "{}",
     });
     expect(ended.status).toBe(409);
+    // Both say how to reach that instance: its admin socket, or its HTTP listener's route.
+    const reach =
+      "with this command where that instance's admin socket is (its machine; on this one, an instance started from a config file of its own) or POST /admin/dialogs/b0/1/end on its http.listen";
     expect(await ended.json()).toEqual({
       code: "BOT_NOT_HERE",
-      error:
-        'bot "b0" runs on instance elsewhere: end its dialog there (should that instance be gone, an instance takes the bot: end it there then)',
+      error: `bot "b0" runs on instance elsewhere: end its dialog there, ${reach} (should that instance be gone, an instance takes the bot: end it there then)`,
     });
+    const cli = (...args: string[]) => runCli(["dialogs", ...args, "-c", config.file], { env: config.env });
+    expect(await cli()).toMatchObject({
+      code: 0,
+      stdout:
+        "b0: runs on instance elsewhere (its dialogs are listed there: bothost dialogs where that instance's admin socket is, or GET /admin/dialogs on its http.listen)\n",
+    });
+    const end = await cli("end", "b0", "1");
+    expect(end.code).toBe(1);
+    expect(end.stderr).toContain(`end its dialog there, ${reach}`);
   }, 60_000);
 });
