@@ -127,8 +127,10 @@ export function formatReport(r: ReloadReport): string {
   // Another instance runs these: reloading it too is what changes them there.
   const nowhere = r.runsNowhere ?? [];
   part(
-    "Loaded, not running on this instance (the instance running it keeps its version until reloaded too)",
-    (r.notHere ?? []).filter((name) => !nowhere.includes(name)),
+    "Loaded, not running on this instance (the instance running it keeps its version until reloaded too: SIGHUP that process, or bothost reload where its admin socket is)",
+    (r.notHere ?? [])
+      .filter((name) => !nowhere.includes(name))
+      .map((name) => (r.runsOn?.[name] ? `${name} (on instance ${r.runsOn[name]})` : name)),
   );
   part("Loaded, run by no instance known now (the next instance to find its lease free starts it)", nowhere);
   if (lines.length === 0) lines.push("Nothing changed.");

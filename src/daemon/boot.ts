@@ -160,6 +160,11 @@ async function reloadFromFile(daemon: Daemon, configPath: string, sandbox?: Sand
   if (cluster) {
     report.notHere = [...plan.add, ...plan.restart].filter((name) => !failed.has(name) && idle(name));
     report.runsNowhere = report.notHere.filter((name) => cluster.holderOf?.(name) === undefined);
+    const runsOn = report.notHere.flatMap((name) => {
+      const holder = cluster.holderOf?.(name);
+      return holder === undefined ? [] : [[name, holder] as const];
+    });
+    if (runsOn.length > 0) report.runsOn = Object.fromEntries(runsOn);
   }
   // As each start warns in the log, said to the operator who reloaded (`bothost check` locates them too).
   const here = loaded.filter((b) => !failed.has(b.name) && !report.notHere?.includes(b.name));

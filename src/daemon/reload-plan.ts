@@ -29,6 +29,8 @@ export interface ReloadReport extends ReloadPlan {
    * within a ttl): an instance takes each once a round finds its lease free, this one included.
    */
   runsNowhere?: string[];
+  /** The instance known to run each of `notHere` but `runsNowhere`: the one to reload too. */
+  runsOn?: Record<string, string>;
   /**
    * The settings of the bots started here that name a channel or user group the bot cannot see,
    * located as `bothost check` prints them: the reload is applied all the same.

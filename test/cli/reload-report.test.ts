@@ -19,11 +19,16 @@ const report = (over: Partial<ReloadReport>): ReloadReport => ({
 
 it("says which changed bots another instance runs and which none is known to run", () => {
   const text = formatReport(
-    report({ restart: ["alpha", "beta", "gamma"], notHere: ["alpha", "beta"], runsNowhere: ["alpha"] }),
+    report({
+      restart: ["alpha", "beta", "gamma"],
+      notHere: ["alpha", "beta"],
+      runsNowhere: ["alpha"],
+      runsOn: { beta: "host:12:abc" },
+    }),
   );
   expect(text.split("\n")).toEqual([
     "Restarted: gamma",
-    "Loaded, not running on this instance (the instance running it keeps its version until reloaded too): beta",
+    "Loaded, not running on this instance (the instance running it keeps its version until reloaded too: SIGHUP that process, or bothost reload where its admin socket is): beta (on instance host:12:abc)",
     "Loaded, run by no instance known now (the next instance to find its lease free starts it): alpha",
     "",
   ]);

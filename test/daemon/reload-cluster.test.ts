@@ -55,7 +55,12 @@ it.skipIf(!hasRedisServer())(
     const report = (await res.json()) as ReloadReport;
     expect(report).toMatchObject({ restart: ["b0"], notHere: ["b0"], failed: [] });
     expect(formatReport(report)).not.toContain("Restarted");
-    expect(formatReport(report)).toContain("Loaded, not running on this instance");
+    // Named with the instance that runs it, which the operator reloads too.
+    const id = String((await holder.proc.waitForLog((l) => String(l.msg).startsWith("cluster mode"))).instance);
+    expect(report.runsOn).toEqual({ b0: id });
+    expect(formatReport(report)).toContain(
+      `Loaded, not running on this instance (the instance running it keeps its version until reloaded too: SIGHUP that process, or bothost reload where its admin socket is): b0 (on instance ${id})`,
+    );
     const reloaded = await spare.proc.waitForLog((l) => l.msg === "config reloaded");
     expect(reloaded).toMatchObject({ restarted: ["b0"], failed: [] });
     expect(await readyz(spare.url)).toEqual([expect.objectContaining({ bot: "b0", state: "standby" })]);
