@@ -16,6 +16,13 @@ import type { Clock, TimerHandle } from "../time/clock.ts";
 import { type AdminAnswer, type AdminHandlers, type AdminRoute, adminRoutes } from "./admin-routes.ts";
 import { clearStopping } from "./stopping-mark.ts";
 
+/**
+ * How an operator reaches an instance that runs without the admin socket: the commands reach the
+ * holder only, until it is gone and an instance takes the socket over.
+ */
+const TAKEN_FIX =
+  "bothost status, dialogs, failed and reload reach that daemon (an instance takes the socket over once it no longer answers); to reach this one meanwhile, start it from a config file of its own (a copy, not a symlink) or ask the admin routes of its http.listen";
+
 export type AdminSocketErrorCode = "ADMIN_SOCKET_IN_USE" | "ADMIN_SOCKET_FAILED";
 
 /** The admin socket cannot be made; the message names the path and what to do. */
@@ -70,7 +77,10 @@ export class AdminSocket {
       if (!posix || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw failed(path, err);
       if (await answers(path)) {
         if (options.ifTaken === "skip") {
-          log.warn({ socket: path }, "another daemon answers on the admin socket: this one runs without it");
+          log.warn(
+            { socket: path, fix: TAKEN_FIX },
+            "another daemon answers on the admin socket: this one runs without it",
+          );
           return undefined;
         }
         throw new AdminSocketError(
