@@ -56,7 +56,9 @@ it.skipIf(!hasRedisServer())(
     expect(report).toMatchObject({ restart: ["b0"], notHere: ["b0"], failed: [] });
     expect(formatReport(report)).not.toContain("Restarted");
     // Named with the instance that runs it, which the operator reloads too.
-    const id = String((await holder.proc.waitForLog((l) => String(l.msg).startsWith("cluster mode"))).instance);
+    const id = String(
+      (await holder.proc.waitForLog((l) => String(l.msg).startsWith("cluster mode"))).instance,
+    );
     expect(report.runsOn).toEqual({ b0: id });
     expect(formatReport(report)).toContain(
       `Loaded, not running on this instance (the instance running it keeps its version until reloaded too: SIGHUP that process, or bothost reload where its admin socket is): b0 (on instance ${id})`,
