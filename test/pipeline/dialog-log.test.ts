@@ -364,7 +364,7 @@ it("a question others may answer: taken from an allowed person only, who is reco
   expect(record.steps[0]?.answers).toEqual([
     { id: 104, text: "approve", timestamp: T0 / 1000, by: { id: 9, name: "Rita" } },
   ]);
-  expect(dialogs.list()).toMatchObject([{ id: "100", awaiting: "a member of rm (not user 7)" }]);
+  expect(dialogs.list()).toMatchObject([{ id: "100", awaiting: "a member of rm (not Rae)" }]);
   // While it waits there, a second question for others in that conversation is refused.
   expect(dialogs.busy(channel, 0, "200")).toBe(true);
 });

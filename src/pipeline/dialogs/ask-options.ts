@@ -66,15 +66,19 @@ export function allows(from: WaitFrom, userId: number, who: Membership): boolean
   return from.group !== undefined && who.inGroup(from.group, userId);
 }
 
-/** Who is awaited, for people and operators: the group's name, the role, or the ids. */
-export function awaited(from: WaitFrom): string {
+/**
+ * Who is awaited, for people and operators: the group's name, the role, or the ids; the dialog's
+ * own `person` (the requester, most often the one left out) by name.
+ */
+export function awaited(from: WaitFrom, person?: { id: number; name: string }): string {
+  const named = (id: number) => (id === person?.id ? person.name : `user ${id}`);
   const who =
     from.group !== undefined
       ? `a member of ${from.group}`
       : from.role !== undefined
         ? `a ${from.role} or above`
-        : from.ids!.map((id) => `user ${id}`).join(" or ");
-  return from.except?.length ? `${who} (not ${from.except.map((id) => `user ${id}`).join(", ")})` : who;
+        : from.ids!.map(named).join(" or ");
+  return from.except?.length ? `${who} (not ${from.except.map(named).join(", ")})` : who;
 }
 
 /** A prompt's `choices`: the values, and (given as value → emoji name) the emoji → value map. */

@@ -229,7 +229,7 @@ export function viewOf(
     step: head.step + 1,
     since: new Date(head.startedAt).toISOString(),
     deadline: waiting ? new Date(head.deadline).toISOString() : undefined,
-    ...(head.from && { awaiting: awaited(head.from) }),
+    ...(head.from && { awaiting: awaited(head.from, { id: head.userId, name: head.userName }) }),
     ...(entry.ending !== undefined && { ending: true as const }),
   };
 }
