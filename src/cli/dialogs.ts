@@ -3,6 +3,7 @@
  * command line, through the daemon's admin socket (else its HTTP listener) like `bothost status`.
  */
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
+import { dialogIdProblem } from "../daemon/dialog-ids.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { type BotDialogs, noHolderWhy, type PendingNote } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
@@ -64,6 +65,8 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     return usage("end takes a bot and a dialog id, like: end survey 1234");
   if (action === "end" && values.bot !== undefined)
     return usage("end names its bot: end BOT ID, without --bot");
+  const malformed = action === "end" ? dialogIdProblem(rest[1]!) : undefined;
+  if (malformed !== undefined) return usage(malformed);
   if (values.note?.trim() === "")
     return usage("--note is empty: give the text the person is told, or leave --note out for the default");
   let daemon: DaemonClient | undefined;

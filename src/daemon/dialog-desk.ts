@@ -9,6 +9,7 @@ import { noBotNamed } from "../errors/did-you-mean.ts";
 import type { AdminHandlers } from "../http/admin-routes.ts";
 import { type BotDialogs, noHolderWhy } from "../http/daemon-status.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
+import { dialogIdProblem } from "./dialog-ids.ts";
 import type { storedDialogsOf } from "./stored-dialogs.ts";
 
 /** What the person is told when an operator ends their dialog and gives no note. */
@@ -92,12 +93,8 @@ export function dialogDesk(
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<DialogEnd> {
       const runtime = find(name);
-      if (!/^(\d{1,20}|s[0-9a-f]{12})$/.test(id)) {
-        throw new BothostError<DialogDeskErrorCode>(
-          "UNKNOWN_DIALOG",
-          `"${id.slice(0, 40)}" is no dialog id: a dialog's id is a number, or s and 12 hex digits for one the bot started (see bothost dialogs)`,
-        );
-      }
+      const malformed = dialogIdProblem(id);
+      if (malformed !== undefined) throw new BothostError<DialogDeskErrorCode>("UNKNOWN_DIALOG", malformed);
       // Stopped here (or never started), its lease taken by an instance known: its dialogs are that
       // instance's to end.
       const stopped = !runtime.standby && runtime.status.state === "stopped";

@@ -171,7 +171,7 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
       2,
       /^bothost dialogs: no bot named "nobody" in the running daemon \(bots: survey, quiet\)\n$/,
     ],
-    [["end", "survey", "abc"], 1, /^bothost dialogs: "abc" is no dialog id: a dialog's id is a number/],
+    [["end", "survey", "abc"], 2, /^bothost dialogs: "abc" is no dialog id: a dialog's id is a number/],
     [["--bot", "nobody"], 2, /^bothost dialogs: no bot named "nobody"/],
     [["--bot", "survye"], 2, /^bothost dialogs: no bot named "survye" .*\. Did you mean "survey"\?\n$/],
     [["end", "survey"], 2, /^bothost dialogs: end takes a bot and a dialog id, like: end survey 1234\. Run/],
