@@ -105,7 +105,7 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
     // A --channel the server cannot read (a typo, a channel that is not there): the operator's mistake.
     if (values.channel && err instanceof ApiError && err.code === "BAD_NARROW")
       return usage(`--channel ${values.channel.join(", ")}: the server refused it: ${err.msg}`);
-    return reportStartupError(err);
+    return reportStartupError(err, "backtest");
   }
 }
 

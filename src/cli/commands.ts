@@ -75,7 +75,7 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
     process.stdout.write(values.json ? `${JSON.stringify({ bots }, null, 2)}\n` : formatCommands(bots));
     return ExitCode.Ok;
   } catch (err) {
-    return reportStartupError(err);
+    return reportStartupError(err, "commands");
   }
 }
 

@@ -92,7 +92,7 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
     if (values.follow && failed === 0) await follow(records, names);
     return failed === 0 ? ExitCode.Ok : ExitCode.RuntimeFailure;
   } catch (err) {
-    return reportStartupError(err);
+    return reportStartupError(err, "demo");
   } finally {
     await booted?.stop().catch(() => {});
     await rm(stateDir, { recursive: true, force: true });

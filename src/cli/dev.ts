@@ -97,7 +97,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   } catch (err) {
     sources?.close();
     await booted?.stop().catch(() => {});
-    return reportStartupError(err);
+    return reportStartupError(err, "dev");
   }
 }
 

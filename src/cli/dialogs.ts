@@ -105,7 +105,7 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
       const starting = isBothostError(err.cause) && err.cause.code === "DIALOG_STARTING";
       return starting ? ExitCode.TryAgain : exitCodeFor(err);
     }
-    return reportStartupError(err);
+    return reportStartupError(err, "dialogs");
   } finally {
     await daemon?.close();
   }

@@ -70,7 +70,7 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   } catch (err) {
     // `--bot` naming no bot of the daemon's: said as without a daemon (`UNKNOWN_BOT`, exit 2).
     const unknownBot = isBothostError(err) && isBothostError(err.cause) && err.cause.code === "UNKNOWN_BOT";
-    return reportStartupError(unknownBot ? (err as Error).cause : err);
+    return reportStartupError(unknownBot ? (err as Error).cause : err, "failed");
   } finally {
     await desk?.close().catch(() => {});
   }

@@ -38,6 +38,7 @@ export async function setUpOffline(bot: LoadedBot, command: string): Promise<Bot
   if (ran.calledServer !== undefined) {
     // What this command lists comes from the whole setup: a server call cuts it short.
     return setupFailed(
+      command,
       bot.name,
       new BothostError(
         "PREVIEW_OFFLINE",
@@ -46,18 +47,18 @@ export async function setUpOffline(bot: LoadedBot, command: string): Promise<Bot
       ),
     );
   }
-  return setupFailed(bot.name, ran.error);
+  return setupFailed(command, bot.name, ran.error);
 }
 
 /** A setup that throws: the bot's declarations are wrong (exit 2) or its code failed (exit 1). */
-function setupFailed(name: string, err: unknown): number {
+function setupFailed(command: string, name: string, err: unknown): number {
   if (err instanceof BotSetupError || err instanceof DeclarationsRefused) {
     for (const refused of err instanceof DeclarationsRefused ? err.refusals : [err])
-      process.stderr.write(`bothost: bots.${name}: ${refusalWords(refused)}\n`);
+      process.stderr.write(`bothost ${command}: bots.${name}: ${refusalWords(refused)}\n`);
     return ExitCode.ConfigInvalid;
   }
   const message = err instanceof Error ? err.message : String(err);
   const code = err instanceof BothostError ? ` [${err.code}]` : "";
-  process.stderr.write(`bothost: bots.${name}: setup failed: ${message}${code}\n`);
+  process.stderr.write(`bothost ${command}: bots.${name}: setup failed: ${message}${code}\n`);
   return ExitCode.RuntimeFailure;
 }

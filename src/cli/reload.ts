@@ -87,7 +87,7 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
     );
     return report.failed.length > 0 ? ExitCode.RuntimeFailure : ExitCode.Ok;
   } catch (err) {
-    return reportStartupError(err);
+    return reportStartupError(err, "reload");
   } finally {
     await daemon?.close();
   }

@@ -69,7 +69,7 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${lines.join("\n")}\n`);
     return ExitCode.Ok;
   } catch (err) {
-    return reportStartupError(err);
+    return reportStartupError(err, "schedule");
   }
 }
 

@@ -62,7 +62,7 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
     const down = status.bots.some((b) => b.state === "failed" || (b.state === "stopped" && b.leaseLost));
     return down ? ExitCode.RuntimeFailure : ExitCode.Ok;
   } catch (err) {
-    return reportStartupError(err);
+    return reportStartupError(err, "status");
   } finally {
     await daemon?.close();
   }

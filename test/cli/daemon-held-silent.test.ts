@@ -33,14 +33,18 @@ afterAll(async () => {
 });
 
 it.each([
-  ["failed list", () => runFailedCommand(["list", "-c", file])],
-  ["dialogs", () => runDialogsCommand(["-c", file])],
-])("%s says the admin socket it tried once, and exits 1", async (_, run) => {
+  ["failed list", "failed", () => runFailedCommand(["list", "-c", file])],
+  ["dialogs", "dialogs", () => runDialogsCommand(["-c", file])],
+])("%s says the admin socket it tried once, and exits 1", async (_, command, run) => {
   const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
   const code = await run();
   const printed = stderr.mock.calls.join("");
   stderr.mockRestore();
   expect(code).toBe(1);
-  expect(printed).toMatch(/^bothost: no daemon answers: the admin socket \S+admin\.sock: no such socket\. /);
+  expect(printed).toMatch(
+    new RegExp(
+      `^bothost ${command}: no daemon answers: the admin socket \\S+admin\\.sock: no such socket\\. `,
+    ),
+  );
   expect(printed.match(/no such socket/g)).toHaveLength(1);
 });

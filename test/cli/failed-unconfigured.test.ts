@@ -202,7 +202,7 @@ describe("with the daemon running", TIMEOUT, () => {
         expect([argv, code, printed]).toEqual([
           argv,
           2,
-          'bothost: no bot named "mdo" in the config (bots: mod). Did you mean "mod"? [UNKNOWN_BOT]\n',
+          'bothost failed: no bot named "mdo" in the config (bots: mod). Did you mean "mod"? [UNKNOWN_BOT]\n',
         ]);
       }
     };
@@ -230,7 +230,7 @@ describe("with the daemon running", TIMEOUT, () => {
         stderr.mockRestore();
         expect([code, printed]).toEqual([
           2,
-          'bothost: no bot named "nope" in the config (bots: mod) [UNKNOWN_BOT]\n',
+          'bothost failed: no bot named "nope" in the config (bots: mod) [UNKNOWN_BOT]\n',
         ]);
       }
     } finally {

@@ -65,10 +65,14 @@ const where = () => `redis://127.0.0.1:${new URL(redis!.url).port}/0`;
 describe.skipIf(!available)("a Redis refusing the authentication", () => {
   it("a wrong password: run and failed name the refused password, exit 1", async () => {
     const config = await configWith(WRONG);
-    const expected = `bothost: Redis at ${where()} refused the authentication (state.redis): the password (or user name) given is wrong (WRONGPASS): check the password in the URL (redis://:password@host:port/db). [STATE_UNAVAILABLE]\n`;
-    for (const args of [["run"], ["failed", "list"]]) {
+    const expected = `Redis at ${where()} refused the authentication (state.redis): the password (or user name) given is wrong (WRONGPASS): check the password in the URL (redis://:password@host:port/db). [STATE_UNAVAILABLE]\n`;
+    for (const [args, prefix] of [
+      [["run"], "bothost"],
+      [["failed", "list"], "bothost failed"],
+    ] as const) {
       const result = await runCli([...args, "--config", config.file], { env: config.env });
-      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: expected });
+      const stderr = `${prefix}: ${expected}`;
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr });
       expect(result.stdout + result.stderr).not.toContain(WRONG);
       expect(hasStackTrace(result.stderr)).toBe(false);
     }
@@ -88,10 +92,14 @@ describe.skipIf(!available)("a Redis database the server does not have", () => {
   it("run and failed say so and exit 1, instead of working in database 0", async () => {
     const config = await configWith(PASSWORD, 16);
     const at = `redis://127.0.0.1:${new URL(redis!.url).port}/16`;
-    const expected = `bothost: Redis at ${at} has no database 16 (state.redis): name one it has (0 to 15 unless its databases setting says more). [STATE_UNAVAILABLE]\n`;
-    for (const args of [["run"], ["failed", "list"]]) {
+    const expected = `Redis at ${at} has no database 16 (state.redis): name one it has (0 to 15 unless its databases setting says more). [STATE_UNAVAILABLE]\n`;
+    for (const [args, prefix] of [
+      [["run"], "bothost"],
+      [["failed", "list"], "bothost failed"],
+    ] as const) {
       const result = await runCli([...args, "--config", config.file], { env: config.env });
-      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: expected });
+      const stderr = `${prefix}: ${expected}`;
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr });
     }
   });
 });

@@ -68,10 +68,10 @@ describe("a setup with several wrong declarations", () => {
     expect(code).toBe(2);
     expect(stderr.trimEnd().split("\n")).toEqual([
       expect.stringMatching(
-        /^bothost: bots\.hello: bots\/hello\.ts:12:9: bot\.recurring\("standup"\).*\[BOT_SETUP_INVALID\]$/,
+        /^bothost commands: bots\.hello: bots\/hello\.ts:12:9: bot\.recurring\("standup"\).*\[BOT_SETUP_INVALID\]$/,
       ),
       expect.stringMatching(
-        /^bothost: bots\.hello: bots\/hello\.ts:13:9: bot\.cron\(.*\[BOT_SETUP_INVALID\]$/,
+        /^bothost commands: bots\.hello: bots\/hello\.ts:13:9: bot\.cron\(.*\[BOT_SETUP_INVALID\]$/,
       ),
     ]);
   });

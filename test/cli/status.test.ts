@@ -104,7 +104,7 @@ it("says clearly when no daemon answers, without a stack trace", async () => {
   const r = await runCli(["status", "-c", idle]);
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(
-    /^bothost: no daemon answers: the admin socket \S+admin\.sock: no such socket; http:\/\/127\.0\.0\.1:\d+ \(http\.listen\): connection refused\. Is it running with this config\? \[DAEMON_UNREACHABLE\]\n$/,
+    /^bothost status: no daemon answers: the admin socket \S+admin\.sock: no such socket; http:\/\/127\.0\.0\.1:\d+ \(http\.listen\): connection refused\. Is it running with this config\? \[DAEMON_UNREACHABLE\]\n$/,
   );
   expect(hasStackTrace(r.stderr)).toBe(false);
 });

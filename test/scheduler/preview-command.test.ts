@@ -101,7 +101,7 @@ quiet: no recurring announcements or cron jobs
     });
     expect(await runScheduleCommand(["preview", "--config", file])).toBe(2);
     expect(err.join("")).toBe(
-      `bothost: bots.herald: ${join(dir, "herald.mjs")}:1:35: bot.recurring("standup").cron "0 25 * * *": hour 25 is out of range (0-23). [BOT_SETUP_INVALID]\n`,
+      `bothost schedule preview: bots.herald: ${join(dir, "herald.mjs")}:1:35: bot.recurring("standup").cron "0 25 * * *": hour 25 is out of range (0-23). [BOT_SETUP_INVALID]\n`,
     );
     expect(out).toEqual([]);
   });
@@ -112,7 +112,7 @@ quiet: no recurring announcements or cron jobs
     });
     expect(await runScheduleCommand(["preview", "--config", file])).toBe(1);
     expect(err.join("")).toBe(
-      'bothost: bots.herald: setup failed: bot.api.users was used during setup; "bothost schedule preview" runs setup offline. Call the server from handlers or jobs, not from setup. [PREVIEW_OFFLINE]\n',
+      'bothost schedule preview: bots.herald: setup failed: bot.api.users was used during setup; "bothost schedule preview" runs setup offline. Call the server from handlers or jobs, not from setup. [PREVIEW_OFFLINE]\n',
     );
   });
 
