@@ -22,7 +22,31 @@ async function rendered(
 test("a bulleted list after a line of text, with an item nested under another", async ({ sb }) => {
   // Any of -, * and + goes on with the list, as in the server's Markdown.
   expect(await rendered(sb, "Today:\n- **alice**: done\n- bob\n  - reviews\n* carol")).toBe(
-    "<p>Today:</p>\n<ul>\n<li><strong>alice</strong>: done</li>\n<li>bob\n<ul>\n<li>reviews</li>\n</ul>\n</li>\n<li>carol</li>\n</ul>",
+    "<p>Today:</p>\n<ul>\n<li><strong>alice</strong>: done</li>\n<li>bob<ul>\n<li>reviews</li>\n</ul>\n</li>\n<li>carol</li>\n</ul>",
+  );
+  // A line after an item, not indented, goes on with its text.
+  expect(await rendered(sb, "- first\nwraps here")).toBe("<ul>\n<li>first<br>\nwraps here</li>\n</ul>");
+});
+
+test("a blank line between items makes one loose list, its items' text in paragraphs", async ({ sb }) => {
+  // The item after a line that is not an item starts a new block too, so it is loose as well.
+  expect(
+    await rendered(
+      sb,
+      "Release steps:\n\n1. tag the build\n\n2. run the checks\n   on every platform\n3. publish",
+    ),
+  ).toBe(
+    "<p>Release steps:</p>\n<ol>\n<li>\n<p>tag the build</p>\n</li>\n<li>\n<p>run the checks<br>\n   on every platform</p>\n</li>\n<li>\n<p>publish</p>\n</li>\n</ol>",
+  );
+  // A block indented under an item after a blank line is another paragraph of that item.
+  expect(await rendered(sb, "- deploy\n\n  notes follow\n- verify")).toBe(
+    "<ul>\n<li>\n<p>deploy</p>\n<p>notes follow</p>\n</li>\n<li>\n<p>verify</p>\n</li>\n</ul>",
+  );
+});
+
+test("a rule of -, * or _ right after an item ends the list, even spaced like an item", async ({ sb }) => {
+  expect(await rendered(sb, "- fetch\n- - -\n* report\n***\n- again\n___")).toBe(
+    "<ul>\n<li>fetch</li>\n</ul>\n<hr>\n<ul>\n<li>report</li>\n</ul>\n<hr>\n<ul>\n<li>again</li>\n</ul>\n<hr>",
   );
 });
 

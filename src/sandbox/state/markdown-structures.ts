@@ -4,23 +4,11 @@
  * line before them). Each takes the lines from where it begins and says how many it used; what is inside a
  * list item or a table cell is rendered by the caller's functions.
  */
-
-/** Renders Markdown blocks (a list item's lines past its first) and inline text (cells, items). */
-export interface Renderers {
-  blocks(source: string): string;
-  inline(text: string): string;
-}
-
-/** A structure's HTML, and how many lines (from the one it began at) it used. */
-export interface Structure {
-  html: string;
-  used: number;
-}
+import { list, type Renderers, type Structure, startsList } from "./markdown-lists.ts";
 
 const HEADING = /^(#{1,6}) +(.*?)(?: +#+)? *$/;
 /** A horizontal rule: three or more `-`, `_` or `*` (with up to two spaces after each). */
 const RULE = /^ {0,3}(?:(?:-+ {0,2}){3,}|(?:_+ {0,2}){3,}|(?:\*+ {0,2}){3,})$/;
-const ITEM = /^( {0,3})(?:([*+-])|(\d{1,9})\.) +(.*)$/;
 const DELIMITER = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
 
 /** A heading, list or table beginning at `lines[at]`; undefined when none does. */
@@ -34,34 +22,8 @@ export function structureAt(lines: readonly string[], at: number, render: Render
   const next = lines[at + 1];
   if (line.includes("|") && next?.includes("-") && DELIMITER.test(next)) return table(lines, at, render);
   if (RULE.test(line)) return { html: "<hr>", used: 1 };
-  if (ITEM.test(line)) return list(lines, at, render);
+  if (startsList(line)) return list(lines, at, render, { rule: RULE, heading: HEADING });
   return undefined;
-}
-
-/**
- * A list: items of the first item's kind (bullets, or numbers), each with the lines indented under
- * it (a nested list, more text), up to a blank line or a line of another kind.
- */
-function list(lines: readonly string[], at: number, render: Renderers): Structure {
-  const first = ITEM.exec(lines[at]!)!;
-  const ordered = first[3] !== undefined;
-  const items: { text: string; under: string[] }[] = [];
-  let i = at;
-  for (; i < lines.length; i++) {
-    const line = lines[i]!;
-    const item = ITEM.exec(line);
-    if (item && item[1] === "" && (item[3] !== undefined) === ordered)
-      items.push({ text: item[4]!, under: [] });
-    else if (/^ {2,}\S/.test(line)) items[items.length - 1]!.under.push(line.replace(/^ {2,4}/, ""));
-    else break;
-  }
-  const start = ordered && first[3] !== "1" ? ` start="${Number(first[3])}"` : "";
-  const tag = ordered ? "ol" : "ul";
-  const html = items.map(({ text, under }) => {
-    const nested = under.length > 0 ? `\n${render.blocks(under.join("\n"))}\n` : "";
-    return `<li>${render.inline(text)}${nested}</li>`;
-  });
-  return { html: `<${tag}${start}>\n${html.join("\n")}\n</${tag}>`, used: i - at };
 }
 
 /** A table: a header row, its delimiter row (which sets each column's alignment), then its rows. */

@@ -8,6 +8,7 @@
 import type { SandboxData } from "./data.ts";
 import { EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeHtml, unescapeHtml } from "./escape-html.ts";
+import { separateLists } from "./markdown-lists.ts";
 import { structureAt } from "./markdown-structures.ts";
 import { channelSlug, hashComponent } from "./narrow-url.ts";
 
@@ -28,7 +29,8 @@ export function renderMarkdown(data: SandboxData, source: string): Rendered {
     streamWildcard: false,
     topicWildcard: false,
   };
-  result.html = renderBlocks(data, source.replaceAll("\r\n", "\n"), result);
+  const lines = separateLists(source.replaceAll("\r\n", "\n").split("\n"));
+  result.html = renderBlocks(data, lines.join("\n"), result);
   return result;
 }
 
@@ -42,7 +44,11 @@ function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
   const out: string[] = [];
   let para: string[] = [];
   const flush = () => {
-    if (para.length > 0) out.push(`<p>${para.map((l) => inline(data, l, r)).join("<br>\n")}</p>`);
+    // As the server's paragraphs, the first line's leading spaces are dropped; the others keep theirs.
+    if (para.length > 0) {
+      para[0] = para[0]!.trimStart();
+      out.push(`<p>${para.map((l) => inline(data, l, r)).join("<br>\n")}</p>`);
+    }
     para = [];
   };
   for (let i = 0; i < lines.length; i++) {
