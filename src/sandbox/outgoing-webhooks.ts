@@ -41,7 +41,9 @@ export class OutgoingWebhooks {
     const sender = userById(data, msg.sender_id);
     if (!sender || sender.is_bot) return;
     const mentioned =
-      msg.type === "stream" ? renderMarkdown(data, msg.content).mentionedUserIds : new Set<number>();
+      msg.type === "stream"
+        ? renderMarkdown(data, msg.content, msg.timestamp * 1000).mentionedUserIds
+        : new Set<number>();
     const candidates =
       msg.type === "stream" ? [...mentioned] : msg.dm_user_ids.filter((id) => id !== sender.user_id);
     for (const id of candidates) {

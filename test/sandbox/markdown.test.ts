@@ -3,6 +3,7 @@
  * lists (without a blank line before them), headings, tables, emoji by name, strikethrough. Read
  * back over HTTP (GET /messages/{id}, whose `apply_markdown` defaults to true).
  */
+import { describe } from "vitest";
 import { openQueue } from "../support/sandbox/events.ts";
 import { BOT, expect, test } from "../support/sandbox/fixture.ts";
 
@@ -125,6 +126,29 @@ test("<time:…> names its instant in UTC, as the server writes it; an unknown o
   expect(await rendered(sb, "<time:soon>")).toBe(
     '<p><span class="timestamp-error">Invalid time format: soon</span></p>',
   );
+});
+
+describe("<time:…> in words, on a still clock (Monday 2026-12-07, 15:00 UTC)", () => {
+  test.scoped({ sandboxOptions: { clock: { now: () => Date.UTC(2026, 11, 7, 15) } } });
+
+  test("month names, ordinal days, 12-hour times and zones are read as the server's parser does", async ({
+    sb,
+  }) => {
+    const at = async (written: string) =>
+      /datetime="([^"]+)"|timestamp-error/.exec(await rendered(sb, `<time:${written}>`))![1] ?? "error";
+    expect(await at("Tuesday, March 3rd 2026 at 4:15pm CET")).toBe("2026-03-03T15:15:00Z");
+    expect(await at("12 Nov 2026 9am")).toBe("2026-11-12T09:00:00Z");
+    expect(await at("1496701800.25")).toBe("2017-06-05T22:30:00.250000Z");
+    // Parts left out come from the sandbox's date; a weekday alone is the next such day.
+    expect(await at("16:45 PST")).toBe("2026-12-08T00:45:00Z");
+    expect(await at("Friday 10:00")).toBe("2026-12-11T10:00:00Z");
+    // What the server refuses stays an error: words it does not know, a day the month lacks.
+    expect(await at("next tuesday")).toBe("error");
+    expect(await at("Feb 30 2026")).toBe("error");
+    expect(await rendered(sb, "<time:<b>>")).toBe(
+      '<p><span class="timestamp-error">Invalid time format: &lt;b</span>&gt;</p>',
+    );
+  });
 });
 
 test("a message starting with '/me ' is a status message, on several lines too; '/me' alone is not", async ({

@@ -147,7 +147,7 @@ export function buildState(org: Org, nowMs: number): SandboxData {
       id,
       name: f.name,
       description: f.description,
-      rendered_description: renderDescription(data, f.description ?? ""),
+      rendered_description: renderDescription(data, f.description ?? "", nowMs),
       order: id,
       creator_id: null,
       date_created: now,

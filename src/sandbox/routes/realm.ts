@@ -148,7 +148,7 @@ export const realmRoutes = [
         id,
         name,
         description,
-        rendered_description: renderDescription(core.data, description),
+        rendered_description: renderDescription(core.data, description, core.clock.now()),
         order: id,
         creator_id: user.user_id,
         date_created: core.clock.seconds(),

@@ -10,6 +10,7 @@ import { EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeHtml, unescapeHtml } from "./escape-html.ts";
 import { separateLists } from "./markdown-lists.ts";
 import { structureAt } from "./markdown-structures.ts";
+import { timeOf } from "./markdown-time.ts";
 import { channelSlug, hashComponent } from "./narrow-url.ts";
 
 export interface Rendered {
@@ -22,24 +23,36 @@ export interface Rendered {
 
 const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
 
-export function renderMarkdown(data: SandboxData, source: string): Rendered {
-  const result: Rendered = {
+/** What rendering finds, and the sandbox's time (ms), which dates in `<time:…>` that leave parts out take them from. */
+type State = Rendered & { readonly now: number };
+
+export function renderMarkdown(data: SandboxData, source: string, now: number): Rendered {
+  const state: State = {
     html: "",
     mentionedUserIds: new Set(),
     streamWildcard: false,
     topicWildcard: false,
+    now,
   };
   const lines = separateLists(source.replaceAll("\r\n", "\n").split("\n"));
-  result.html = renderBlocks(data, lines.join("\n"), result);
-  return result;
+  const { mentionedUserIds, streamWildcard, topicWildcard } = state;
+  return {
+    html: renderBlocks(data, lines.join("\n"), state),
+    mentionedUserIds,
+    streamWildcard,
+    topicWildcard,
+  };
 }
 
-/** A channel's or channel folder's description as the server renders it: Markdown, like a message. */
-export function renderDescription(data: SandboxData, text: string): string {
-  return text === "" ? "" : renderMarkdown(data, text).html;
+/**
+ * A channel's or channel folder's description as the server renders it: Markdown, like a message,
+ * at `now` (ms), the date a `<time:…>` that names none takes.
+ */
+export function renderDescription(data: SandboxData, text: string, now: number): string {
+  return text === "" ? "" : renderMarkdown(data, text, now).html;
 }
 
-function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
+function renderBlocks(data: SandboxData, source: string, r: State): string {
   const lines = source.split("\n");
   const out: string[] = [];
   let para: string[] = [];
@@ -97,7 +110,7 @@ function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
   return out.join("\n");
 }
 
-function inline(data: SandboxData, text: string, r: Rendered): string {
+function inline(data: SandboxData, text: string, r: State): string {
   // Code spans are cut out first so mentions inside them do not count, as on the server.
   const parts = text.split(/(`[^`]+`)/);
   return parts
@@ -109,7 +122,7 @@ function inline(data: SandboxData, text: string, r: Rendered): string {
     .join("");
 }
 
-function decorate(data: SandboxData, text: string, r: Rendered): string {
+function decorate(data: SandboxData, text: string, r: State): string {
   // As in the server's Markdown, a character reference written out (`&amp;`, `&#42;`) stays one.
   let html = escapeHtml(text).replace(/&amp;(#\d+|#x[0-9a-f]+|[a-z0-9]+);/gi, "&$1;");
   html = html.replace(
@@ -152,8 +165,9 @@ function decorate(data: SandboxData, text: string, r: Rendered): string {
       return `<a class="stream-topic" ${streamId} href="${href}">#${chan} &gt; ${topic}</a>`;
     },
   );
-  html = html.replace(/&lt;time:([^&]+)&gt;/g, (_all, written: string) => {
-    const at = timeOf(unescapeHtml(written));
+  // As the server's pattern, the time runs to the first `>`.
+  html = html.replace(/&lt;time:((?:(?!&gt;).)*?)&gt;/g, (_all, written: string) => {
+    const at = timeOf(unescapeHtml(written), r.now);
     return at === undefined
       ? `<span class="timestamp-error">Invalid time format: ${written}</span>`
       : `<time datetime="${at}">${written}</time>`;
@@ -217,18 +231,6 @@ function language(lang: string): string {
  */
 const WEB_LINK =
   /(^|[\s(,:]|&quot;|&#x27;|&lt;)(https?:\/\/(?:[^\s()<"]|\([^\s()<"]*\))+?)(?=(?:[!:;?),.]|&quot;|&#x27;|&gt;)*(?:\s|$))/g;
-
-/**
- * The instant of `<time:…>` as the server writes it (UTC, `Z`): an ISO date and time (UTC when it
- * names no zone) or Unix seconds; undefined when it is neither.
- */
-function timeOf(written: string): string | undefined {
-  const text = written.trim();
-  const zoned = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(text) || !/\d:\d/.test(text) ? text : `${text}Z`;
-  const ms = /^\d+(?:\.\d+)?$/.test(text) ? Number(text) * 1000 : Date.parse(zoned);
-  if (!Number.isFinite(ms) || !/\d/.test(text)) return undefined;
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
 
 /** `:name:` of an emoji the server knows, as the server shows it; other names stay as written. */
 function emoji(text: string): string {

@@ -82,7 +82,8 @@ export function streamToApi(data: SandboxData, stream: StreamRecord): Record<str
     name: stream.name,
     is_archived: stream.is_archived,
     description: stream.description,
-    rendered_description: renderDescription(data, stream.description),
+    // Rendered on each read; a date-less <time:…> takes the channel's creation date.
+    rendered_description: renderDescription(data, stream.description, stream.date_created * 1000),
     date_created: stream.date_created,
     creator_id: stream.creator_id,
     invite_only: stream.invite_only,
