@@ -194,3 +194,40 @@ test("a line of three or more -, _ or * is a horizontal rule, even right after t
     "<p>Standup</p>\n<hr>\n<hr>\n<ul>\n<li>one</li>\n</ul>",
   );
 });
+
+test("text keeps its quotes; code spans take runs of backticks; a link without text shows its address", async ({
+  sb,
+}) => {
+  expect(await rendered(sb, 'it\'s "done": see [](https://example.org/a) and ``a `tick` b``')).toBe(
+    '<p>it\'s "done": see <a href="https://example.org/a">https://example.org/a</a> and <code>a `tick` b</code></p>',
+  );
+  // Three backticks around text on one line are inline code, not a code block.
+  expect(await rendered(sb, "```npm ci```")).toBe("<p><code>npm ci</code></p>");
+});
+
+test("emphasis as the server's patterns find it; an emoji name right after a word", async ({ sb }) => {
+  expect(await rendered(sb, "const char *p = (char *)q;\nx*y*z")).toBe(
+    "<p>const char *p = (char *)q;<br>\nx<em>y</em>z</p>",
+  );
+  expect(await rendered(sb, "~~~not~~~ ~~yes~~ done:tada:")).toBe(
+    '<p>~~~not~~~ <del>yes</del> done<span aria-label="tada" class="emoji emoji-1f389" role="img" title="tada">:tada:</span></p>',
+  );
+  // A time's text is kept as written, even when it would be bold.
+  expect(await rendered(sb, "<time:**later**>")).toBe(
+    '<p><span class="timestamp-error">Invalid time format: **later**</span></p>',
+  );
+});
+
+test("code blocks: quotes as the highlighter writes them, trailing spaces cut, four-space indents", async ({
+  sb,
+}) => {
+  expect(await rendered(sb, "```\nprint('hi') \t\n```")).toBe(
+    '<div class="codehilite"><pre><span></span><code>print(&#39;hi&#39;)\n</code></pre></div>',
+  );
+  expect(await rendered(sb, "Run:\n\n    npm test\n\n    npm run build\n\nthen")).toBe(
+    '<p>Run:</p>\n<div class="codehilite"><pre><span></span><code>npm test\n\nnpm run build\n</code></pre></div>\n<p>then</p>',
+  );
+  expect(await rendered(sb, "```spoiler\nhidden\n```")).toBe(
+    '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>hidden</p>\n</div></div>',
+  );
+});

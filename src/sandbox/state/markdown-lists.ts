@@ -24,8 +24,12 @@ const ITEM = /^ ?(?:([*+-])|(\d+)\.) +(.*)$/;
 const NESTED = /^ {2,3}(?:\d+\.|[*+-]) +/;
 /** Any line the server takes for a list item when it looks for lists right after other lines. */
 const ANY_ITEM = /^ *([*+-]|\d\.) +/;
-/** A code fence's first line: the server takes fenced blocks out before it looks for lists. */
-const FENCE = /^(`{3,}|~{3,}) *\{?\.?([\w+#./-]*)/;
+/**
+ * A fenced block's first line as the server knows it: the fence, then maybe a language (`py`,
+ * `{.js}`) and a header (a spoiler's), with no backtick or tilde after the fence (```` ```x``` ````
+ * is inline code). The server takes fenced blocks out before it looks for lists.
+ */
+export const FENCE = /^(`{3,}|~{3,}) *(?:\{?\.?([\w+,\-./#]+) *([^ ~`][^~`]*)?\}?)?$/;
 
 /** Where the server's block parsing stops a list's block: a horizontal rule or a heading. */
 export interface ListEnds {
@@ -57,7 +61,7 @@ export function separateLists(lines: readonly string[]): string[] {
     const line = lines[i]!;
     const fence = FENCE.exec(line);
     if (fence) {
-      const [, marker, lang] = fence;
+      const [, marker, lang = ""] = fence;
       if (lang === "" && fences.at(-1)?.marker === marker) fences.pop();
       else fences.push({ marker: marker!, code: lang !== "quote" && lang !== "quoted" });
     }

@@ -7,8 +7,8 @@
  */
 import type { SandboxData } from "./data.ts";
 import { EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
-import { escapeHtml, unescapeHtml } from "./escape-html.ts";
-import { separateLists } from "./markdown-lists.ts";
+import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
+import { FENCE, separateLists } from "./markdown-lists.ts";
 import { structureAt } from "./markdown-structures.ts";
 import { timeOf } from "./markdown-time.ts";
 import { channelSlug, hashComponent } from "./narrow-url.ts";
@@ -66,22 +66,24 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
   };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    const fence = /^(`{3,}|~{3,})\s*(\S*)\s*(.*)$/.exec(line);
+    const fence = FENCE.exec(line);
     if (fence) {
       flush();
-      const [, marker, lang, rest] = fence;
+      const [, marker, lang = "", header] = fence;
+      // The block's lines lose their trailing spaces; it ends at its own fence, alone on a line.
       const body: string[] = [];
       i++;
-      while (i < lines.length && !lines[i]!.startsWith(marker!)) body.push(lines[i++]!);
+      while (i < lines.length && lines[i]!.trimEnd() !== marker) body.push(lines[i++]!.trimEnd());
       const inner = body.join("\n");
-      if (lang === "quote") out.push(`<blockquote>\n${renderBlocks(data, inner, r)}\n</blockquote>`);
+      if (lang === "quote" || lang === "quoted")
+        out.push(`<blockquote>\n${renderBlocks(data, inner, r)}\n</blockquote>`);
       else if (lang === "spoiler")
         out.push(
-          `<div class="spoiler-block"><div class="spoiler-header">\n${rest ? `<p>${inline(data, rest, r)}</p>` : ""}\n</div><div class="spoiler-content" aria-hidden="true">\n${renderBlocks(data, inner, r)}\n</div></div>`,
+          `<div class="spoiler-block"><div class="spoiler-header">\n${header ? `<p>${inline(data, header, r)}</p>\n` : ""}</div><div class="spoiler-content" aria-hidden="true">\n${renderBlocks(data, inner, r)}\n</div></div>`,
         );
       else
         out.push(
-          `<div class="codehilite"${language(lang!)}><pre><span></span><code>${escapeHtml(inner)}\n</code></pre></div>`,
+          `<div class="codehilite"${language(lang)}><pre><span></span><code>${escapeCode(inner)}\n</code></pre></div>`,
         );
       continue;
     }
@@ -103,6 +105,18 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
       i += structure.used - 1;
       continue;
     }
+    if (para.length === 0 && /^ {4}/.test(line)) {
+      // A block indented by four spaces is code, up to a line indented less (blank lines inside kept).
+      const code: string[] = [];
+      for (; i < lines.length && (/^ {4}/.test(lines[i]!) || lines[i]!.trim() === ""); i++)
+        code.push(lines[i]!.slice(4).trimEnd());
+      i--;
+      while (code.at(-1) === "") code.pop();
+      out.push(
+        `<div class="codehilite"><pre><span></span><code>${escapeCode(code.join("\n"))}\n</code></pre></div>`,
+      );
+      continue;
+    }
     if (line.trim() === "") flush();
     else para.push(line);
   }
@@ -111,20 +125,20 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
 }
 
 function inline(data: SandboxData, text: string, r: State): string {
-  // Code spans are cut out first so mentions inside them do not count, as on the server.
-  const parts = text.split(/(`[^`]+`)/);
-  return parts
-    .map((part) =>
-      part.startsWith("`") && part.endsWith("`") && part.length > 1
-        ? `<code>${escapeHtml(part.slice(1, -1))}</code>`
-        : decorate(data, part, r),
-    )
-    .join("");
+  // Code spans (between runs of as many backticks, spaces kept) are cut out first so mentions
+  // inside them do not count, as on the server.
+  let html = "";
+  let from = 0;
+  for (const span of text.matchAll(/(`+)(.+?)(?<!`)\1(?!`)/g)) {
+    html += `${decorate(data, text.slice(from, span.index), r)}<code>${escapeText(span[2]!)}</code>`;
+    from = span.index + span[0].length;
+  }
+  return html + decorate(data, text.slice(from), r);
 }
 
 function decorate(data: SandboxData, text: string, r: State): string {
   // As in the server's Markdown, a character reference written out (`&amp;`, `&#42;`) stays one.
-  let html = escapeHtml(text).replace(/&amp;(#\d+|#x[0-9a-f]+|[a-z0-9]+);/gi, "&$1;");
+  let html = escapeText(text).replace(/&amp;(#\d+|#x[0-9a-f]+|[a-z0-9]+);/gi, "&$1;");
   html = html.replace(
     /@(_?)\*\*([^*|]+?)(?:\|(\d+))?\*\*/g,
     (all, silent: string, name: string, id?: string) => {
@@ -139,14 +153,14 @@ function decorate(data: SandboxData, text: string, r: State): string {
       }
       const user = id
         ? data.users.find((u) => u.user_id === Number(id))
-        : data.users.find((u) => escapeHtml(u.full_name) === name && u.is_active);
+        : data.users.find((u) => escapeText(u.full_name) === name && u.is_active);
       if (!user) return all;
       if (!silent) r.mentionedUserIds.add(user.user_id);
-      return `<span class="user-mention${silent ? " silent" : ""}" data-user-id="${user.user_id}">${silent ? "" : "@"}${escapeHtml(user.full_name)}</span>`;
+      return `<span class="user-mention${silent ? " silent" : ""}" data-user-id="${user.user_id}">${silent ? "" : "@"}${escapeText(user.full_name)}</span>`;
     },
   );
   html = html.replace(/@(_?)\*([^*]+)\*/g, (all, silent: string, name: string) => {
-    const group = data.userGroups.find((g) => escapeHtml(g.name) === name && !g.deactivated);
+    const group = data.userGroups.find((g) => escapeText(g.name) === name && !g.deactivated);
     if (!group) return all;
     if (!silent) for (const m of group.members) r.mentionedUserIds.add(m);
     return `<span class="user-group-mention${silent ? " silent" : ""}" data-user-group-id="${group.id}">${silent ? "" : "@"}${name}</span>`;
@@ -155,7 +169,7 @@ function decorate(data: SandboxData, text: string, r: State): string {
   html = html.replace(
     /#\*\*((?:(?!&gt;)[^*])+)(?:&gt;([^*]*?)(?:@(\d+))?)?\*\*/g,
     (all, chan: string, topic?: string, id?: string) => {
-      const stream = data.streams.find((s) => escapeHtml(s.name) === chan);
+      const stream = data.streams.find((s) => escapeText(s.name) === chan);
       if (!stream) return all;
       const channel = `/#narrow/channel/${channelSlug(stream)}`;
       const streamId = `data-stream-id="${stream.stream_id}"`;
@@ -165,19 +179,28 @@ function decorate(data: SandboxData, text: string, r: State): string {
       return `<a class="stream-topic" ${streamId} href="${href}">#${chan} &gt; ${topic}</a>`;
     },
   );
-  // As the server's pattern, the time runs to the first `>`.
+  // As the server's pattern, the time runs to the first `>`; its text is kept as written (no
+  // bold or emoji inside), so it is set aside until the end.
+  const kept: string[] = [];
   html = html.replace(/&lt;time:((?:(?!&gt;).)*?)&gt;/g, (_all, written: string) => {
     const at = timeOf(unescapeHtml(written), r.now);
-    return at === undefined
-      ? `<span class="timestamp-error">Invalid time format: ${written}</span>`
-      : `<time datetime="${at}">${written}</time>`;
+    kept.push(
+      at === undefined
+        ? `<span class="timestamp-error">Invalid time format: ${written}</span>`
+        : `<time datetime="${at}">${written}</time>`,
+    );
+    return `\uE000${kept.length - 1}\uE000`;
   });
-  // Bold may hold italic (single asterisks) inside it; three asterisks are both.
-  html = html.replace(/\*\*\*([^*]+)\*\*\*/g, "<strong><em>$1</em></strong>");
+  // The server's emphasis: no space just inside the asterisks, none of `*`, `^` within; bold may
+  // hold italic; three asterisks are both.
+  html = html.replace(/\*\*\*(?!\s)([^*^\n]+)(?<!\s)\*\*\*/g, "<strong><em>$1</em></strong>");
   html = html.replace(/\*\*((?:[^*]|\*(?!\*))+?)\*\*/g, "<strong>$1</strong>");
-  html = html.replace(/~~([^~]+)~~/g, "<del>$1</del>");
-  html = html.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>");
-  html = html.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>');
+  html = html.replace(/(?<!~)~~([^~\n]+?)~~(?!~)/g, "<del>$1</del>");
+  html = html.replace(/\*(?!\s)([^*^\n]+)(?<!\s)\*/g, "<em>$1</em>");
+  // A link without text shows its address.
+  html = html.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (_all, label: string, href: string) => {
+    return `<a href="${href.replaceAll('"', "&quot;")}">${label.trim() === "" ? href : label}</a>`;
+  });
   html = html.replace(WEB_LINK, '$1<a href="$2">$2</a>');
   // Emoji by name, in the text between tags, outside links (an address is kept as written).
   let inLink = false;
@@ -189,7 +212,8 @@ function decorate(data: SandboxData, text: string, r: State): string {
       else if (part === "</a>") inLink = false;
       return part;
     })
-    .join("");
+    .join("")
+    .replace(/\uE000(\d+)\uE000/g, (_all, n: string) => kept[Number(n)]!);
 }
 
 /** A few languages' names as the server's highlighter gives them; any other is kept as written. */
@@ -227,14 +251,14 @@ function language(lang: string): string {
 /**
  * A bare http(s) address, as the server finds one: after a space, `(`, `,`, `:`, a quote or `<`,
  * with parentheses only in pairs, and without the punctuation that ends it (`.`, `)`, `!`, …).
- * Matched in escaped text, where quotes and `<`, `>` are entities.
+ * Matched in escaped text, where `<` and `>` are entities.
  */
 const WEB_LINK =
-  /(^|[\s(,:]|&quot;|&#x27;|&lt;)(https?:\/\/(?:[^\s()<"]|\([^\s()<"]*\))+?)(?=(?:[!:;?),.]|&quot;|&#x27;|&gt;)*(?:\s|$))/g;
+  /(^|[\s(,:"']|&lt;)(https?:\/\/(?:[^\s()<"]|\([^\s()<"]*\))+?)(?=(?:[!:;?),."']|&gt;)*(?:\s|$))/g;
 
 /** `:name:` of an emoji the server knows, as the server shows it; other names stay as written. */
 function emoji(text: string): string {
-  return text.replace(/(?<![\w:]):([a-z0-9_+-]+):(?![\w:])/g, (all, name: string) => {
+  return text.replace(/:([\w+-]+):/g, (all, name: string) => {
     const title = name.replaceAll("_", " ");
     if (name === ZULIP_EMOJI)
       return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
