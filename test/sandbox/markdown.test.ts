@@ -231,3 +231,13 @@ test("code blocks: quotes as the highlighter writes them, trailing spaces cut, f
     '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>hidden</p>\n</div></div>',
   );
 });
+
+test("a quote runs to the blank line after it, lines without '>' too; mentions in it are silent", async ({
+  sb,
+}) => {
+  const html = await rendered(sb, ">@**Mel Member** wrote\nthe plan\n\nagreed @**Mel Member**");
+  const id = /data-user-id="(\d+)"/.exec(html)![1];
+  expect(html).toBe(
+    `<blockquote>\n<p><span class="user-mention silent" data-user-id="${id}">Mel Member</span> wrote<br>\nthe plan</p>\n</blockquote>\n<p>agreed <span class="user-mention" data-user-id="${id}">@Mel Member</span></p>`,
+  );
+});

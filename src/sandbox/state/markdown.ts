@@ -87,12 +87,17 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
         );
       continue;
     }
-    if (line.startsWith("> ")) {
+    if (quoteAt(lines, i)) {
+      // A quote runs to the next blank line, lines without `>` too; mentions in it are silent.
       flush();
       const quoted: string[] = [];
-      while (i < lines.length && lines[i]!.startsWith(">")) quoted.push(lines[i++]!.replace(/^> ?/, ""));
+      for (; i < lines.length && lines[i]!.trim() !== ""; i++)
+        quoted.push(QUOTE_LINE.exec(lines[i]!)?.[1] ?? lines[i]!);
       i--;
-      out.push(`<blockquote>\n${renderBlocks(data, quoted.join("\n"), r)}\n</blockquote>`);
+      const silenced = quoted.map((l) =>
+        l.replace(/@_?\*\*([^*]+)\*\*/g, "@_**$1**").replace(/@_?\*([^*]+)\*/g, "@_*$1*"),
+      );
+      out.push(`<blockquote>\n${renderBlocks(data, silenced.join("\n"), r)}\n</blockquote>`);
       continue;
     }
     const structure = structureAt(lines, i, {
@@ -122,6 +127,16 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
   }
   flush();
   return out.join("\n");
+}
+
+const QUOTE_LINE = /^ {0,3}> ?(.*)$/;
+
+/** Whether a quote begins at `lines[at]`: a `>` line, unless it and the rest of its block are `>` alone. */
+function quoteAt(lines: readonly string[], at: number): boolean {
+  if (!QUOTE_LINE.test(lines[at]!)) return false;
+  for (let i = at; i < lines.length && lines[i]!.trim() !== ""; i++)
+    if (!/^ {0,3}>\s*$/.test(lines[i]!)) return true;
+  return false;
 }
 
 function inline(data: SandboxData, text: string, r: State): string {
