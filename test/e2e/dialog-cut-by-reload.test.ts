@@ -36,10 +36,19 @@ export default { events: ["message"], setup(bot) {
 
 const CUT = "a dialog's run was cut off by the stop: it runs again";
 
+/** `shutdown_timeout`: a held run is cut once it passed, at a reload and at the stop alike. */
+const CUT_AFTER = "1s";
+
 it("cut by a reload: runs again in the reloaded bot; cut by the stop: at the next start", {
   timeout: 90_000,
 }, async () => {
-  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(fileStore, "$DIR/held.mjs", "1h");
+  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(
+    fileStore,
+    "$DIR/held.mjs",
+    "1h",
+    {},
+    CUT_AFTER,
+  );
   await writeFile(path.join(dir, "held.mjs"), heldBot);
   const hold = path.join(dir, "hold");
   await writeFile(hold, "");
@@ -90,7 +99,13 @@ export default { events: ["message"], setup(bot) {
 const MESSAGE_CUT = "a message's run was cut off by the stop: it runs again";
 
 it("a message's first run cut by a reload: the reloaded bot runs it, once", { timeout: 90_000 }, async () => {
-  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(fileStore, "$DIR/held.mjs", "1h");
+  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(
+    fileStore,
+    "$DIR/held.mjs",
+    "1h",
+    {},
+    CUT_AFTER,
+  );
   await writeFile(path.join(dir, "held.mjs"), heldMessageBot);
   const hold = path.join(dir, "hold");
   await writeFile(hold, "");
@@ -129,7 +144,13 @@ const KEPT_CUT = "handler run cut by the bot's stop: kept for replay, it runs ag
 it("a failed run waiting to run again, cut by a reload: the reloaded bot runs it, once", {
   timeout: 90_000,
 }, async () => {
-  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(fileStore, "$DIR/failing.mjs", "1h");
+  const { sandbox, start, dir, file, key } = await setUpDialogDaemon(
+    fileStore,
+    "$DIR/failing.mjs",
+    "1h",
+    {},
+    CUT_AFTER,
+  );
   await writeFile(path.join(dir, "failing.mjs"), failingBot);
   const fail = path.join(dir, "fail");
   await writeFile(fail, "");

@@ -19,13 +19,15 @@ export const SUMMARY = "summary: did a | do b | none";
 /**
  * A sandbox and a config for the bot (`module`: a copy of it at `$DIR/…`, for tests that edit
  * it; `handlerTimeout`: its `handler_timeout`; `more`: the sandbox's options, such as
- * `onResponse`); `start(env)` spawns a daemon and resolves once it started.
+ * `onResponse`; `shutdownTimeout`: its `shutdown_timeout`, the wait before a stop or a reload
+ * cuts a run still under way); `start(env)` spawns a daemon and resolves once it started.
  */
 export async function setUpDialogDaemon(
   backendFor: (dir: string) => Backend,
   module = BOT,
   handlerTimeout = "1s",
   more: SandboxOptions = {},
+  shutdownTimeout = "5s",
 ) {
   const sandbox = await startE2eSandbox(orgWithBots(1), more);
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-dialog-crash-"));
@@ -36,7 +38,7 @@ export async function setUpDialogDaemon(
     `server:\n  url: ${sandbox.url}`,
     backend.yaml,
     "log:\n  level: debug\n  pretty: false",
-    "shutdown_timeout: 5s",
+    `shutdown_timeout: ${shutdownTimeout}`,
     "longpoll_margin: 1s",
     "bots:",
     `  standup:\n    module: ${module.replace("$DIR", dir)}\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
