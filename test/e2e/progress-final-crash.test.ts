@@ -8,19 +8,21 @@
  * too when the run again is killed in turn after such an edit (its second): the edit's record
  * keeps the doubt for the third run.
  */
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { crashBackends } from "../support/crash-backends.ts";
 import { botEmail, MEMBER, orgWithBots } from "../support/e2e-daemon.ts";
 import { postedBy, shippedBot, useShippedBots } from "../support/shipped-bot.ts";
 
-useShippedBots();
+// The cases run at once: most of each is the handler's steps, a second apart, in a sandbox, a
+// state and daemons of its own.
+useShippedBots("all");
 
 const FINAL = "Built: 3 steps.";
 const BOT = botEmail(0);
 const backends = await crashBackends("progress-final-crash");
 
-describe.each(backends)("%s", (_name, backend) => {
-  it.each([
+describe.concurrent.each(backends)("%s", (_name, backend) => {
+  it.for<[string, number]>([
     ["", 0],
     [", the run again killed after its second edit", 2],
   ])(
@@ -28,7 +30,7 @@ describe.each(backends)("%s", (_name, backend) => {
     {
       timeout: 40_000,
     },
-    async (_case, editsThenKill) => {
+    async ([, editsThenKill], { expect }) => {
       const bot = await shippedBot({
         org: orgWithBots(1),
         name: "progress",

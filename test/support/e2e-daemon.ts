@@ -6,7 +6,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeAll, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox, SandboxOptions } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
@@ -25,11 +25,13 @@ export function closeAfterTest(close: () => Promise<unknown>): void {
 
 /**
  * The lifecycle of an e2e test file: dist/ must be built; after each test every daemon is killed,
- * then every sandbox and config folder the test opened is closed.
+ * then every sandbox and config folder the test opened is closed. `after: "all"`, for a file whose
+ * tests run concurrently (each waiting out a real timeout, none touching another's sandbox, state
+ * or daemons): once, after the file's tests, so that no test's end kills another's daemons.
  */
-export function useE2eCleanup(): void {
+export function useE2eCleanup(after: "each" | "all" = "each"): void {
   beforeAll(assertBuilt);
-  afterEach(async () => {
+  (after === "each" ? afterEach : afterAll)(async () => {
     await killAll();
     for (const close of opened.splice(0).reverse()) await close();
   });
