@@ -167,6 +167,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     runHandler: contexts.runHandler,
     runJob,
     storeHealth,
+    handlerTimeoutMs: o.handlerTimeoutMs,
   });
   const webhook = { client, log, contexts, backoff: o.backoff, clock };
   return {

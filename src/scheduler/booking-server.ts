@@ -12,7 +12,9 @@ import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/no
 import { keptClientLookups } from "../effects/schedule/recipient-ids.ts";
 import { type RecipientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import { scheduleInvalid } from "../effects/schedule/scheduled-message-error.ts";
-import type { Clock } from "../time/clock.ts";
+import { isThenable } from "../pipeline/queue-lines.ts";
+import { RouterError } from "../pipeline/router-error.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { isDatedTopic, topicOf } from "./occurrence-topic.ts";
@@ -86,14 +88,19 @@ export interface ServerTexts {
 export interface BookingServerOptions extends ServerTexts {
   /** The bot's caches (`ctx.schedule`'s lookups); default: the client's, each email's id kept an hour. */
   lookups?: RecipientLookups;
-  /** The default lookups' clock. */
-  clock?: Pick<Clock, "now">;
+  /** The default lookups' clock, and the content function's timeout's. */
+  clock?: Clock;
+  /**
+   * How long a content function may take (the bot's `handler_timeout`): past it the booking fails
+   * as any other and is tried again later. Default: unbounded.
+   */
+  contentTimeoutMs?: number;
 }
 
 export class BookingServer {
   readonly #client: Client;
   readonly #emptyTopicName: () => string;
-  readonly #texts: ServerTexts;
+  readonly #texts: BookingServerOptions;
   readonly #lookups: RecipientLookups;
   #selfId: number | undefined;
 
@@ -109,8 +116,33 @@ export class BookingServer {
    * the server's `max_message_length`: the server would cut it short, and a booking whose copy on
    * the server differs from what was sent is not recognised after a crash (it would be booked again).
    */
+  /**
+   * A content function's promise, bounded by `contentTimeoutMs`: one that hangs (a call it waits
+   * on never answers) fails its booking, tried again later, instead of holding the bot's start and
+   * its other announcements. What it gives later is dropped.
+   */
+  #bounded(id: string, made: unknown): unknown {
+    const { clock, contentTimeoutMs: ms } = this.#texts;
+    if (!isThenable(made) || clock === undefined || ms === undefined) return made;
+    let timer: TimerHandle | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = clock.setTimeout(() => {
+        const err = new RouterError(
+          "ROUTER_HANDLER_TIMEOUT",
+          `announcement "${id}": its content function ran longer than ${ms} ms (the bot's handler_timeout); its booking is tried again later`,
+        );
+        err.stack = `${err.name}: ${err.message}`; // its frames are bothost's timer's, none of the bot's
+        reject(err);
+      }, ms);
+    });
+    return Promise.race([made, timedOut]).finally(() => {
+      if (timer !== undefined) clock.clearTimeout(timer);
+    });
+  }
+
   async content(id: string, spec: RecurringAnnouncement, occurrence: Date): Promise<string> {
-    const content = typeof spec.content === "function" ? await spec.content(occurrence) : spec.content;
+    const made = typeof spec.content === "function" ? spec.content(occurrence) : spec.content;
+    const content = await this.#bounded(id, made);
     if (typeof content !== "string" || normalizeContent(content) === "") {
       throw new Error(`announcement "${id}": its content is empty for ${occurrence.toISOString()}`);
     }

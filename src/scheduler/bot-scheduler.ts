@@ -51,6 +51,8 @@ export interface BotSchedulerOptions {
   runJob: RunJob;
   /** Told whether a cron job's record of its run landed (an outage of the store over) or failed. */
   storeHealth?: JobStoreHealth;
+  /** The bot's `handler_timeout`: what an announcement's content function may take. Default: unbounded. */
+  handlerTimeoutMs?: number;
 }
 
 /** What `setup` declared: `bot.recurring()` by id and `bot.cron()` in order. */
@@ -146,6 +148,9 @@ export class BotScheduler {
               maxTopicLength: () => this.#o.contextDeps().server?.maxTopicLength,
               // Announcements name channels and people as ctx.schedule does, and resolve them alike.
               ...(lookups ? { lookups } : {}),
+              ...(this.#o.handlerTimeoutMs === undefined
+                ? {}
+                : { contentTimeoutMs: this.#o.handlerTimeoutMs }),
             },
           },
           declarations.recurring,
