@@ -52,7 +52,7 @@ export function pathMatches(filter: PathFilter, apiPath: string): boolean {
 
 export class Faults {
   private fails: Counted<FailOptions>[] = [];
-  private delays: { ms: number; paths: PathFilter }[] = [];
+  private delays: { ms: number; paths: PathFilter; methods: string[] | undefined }[] = [];
   private resets: Counted<true>[] = [];
   private limits: Counted<number>[] = [];
   private hangs: Counted<true>[] = [];
@@ -71,9 +71,9 @@ export class Faults {
    * Delay every matching request by `ms` until `delay(0)` clears all delays; the clear also
    * lets the requests held at that moment go on at once.
    */
-  delay(ms: number, paths?: PathFilter): void {
+  delay(ms: number, paths?: PathFilter, methods?: string[]): void {
     if (ms > 0) {
-      this.delays.push({ ms, paths });
+      this.delays.push({ ms, paths, methods });
       return;
     }
     this.delays = [];
@@ -116,8 +116,10 @@ export class Faults {
     return take(this.resets) ?? false;
   }
 
-  delayFor(apiPath: string): number {
-    return this.delays.filter((d) => pathMatches(d.paths, apiPath)).reduce((sum, d) => sum + d.ms, 0);
+  delayFor(apiPath: string, method: string): number {
+    return this.delays
+      .filter((d) => pathMatches(d.paths, apiPath) && (d.methods?.includes(method) ?? true))
+      .reduce((sum, d) => sum + d.ms, 0);
   }
 
   takeFailure(apiPath: string, method: string): FailOptions | undefined {

@@ -170,7 +170,7 @@ export interface SandboxControl {
    * Hold every matching request `ms` before it is served, until `delay(0)`, which also lets the
    * requests held at that moment go on at once.
    */
-  delay(ms: number, options?: { paths?: PathFilter }): void;
+  delay(ms: number, options?: { paths?: PathFilter; methods?: string[] }): void;
   /** How many requests `delay` holds now (a change wakes {@link waitFor}). */
   delayed(): number;
   resetConnections(n?: number): void;

@@ -218,7 +218,7 @@ it("lists a running bot's end note while its send is under way, and once its sen
   const id = bot.dialogs()[0]!.id;
   const desk = dialogDesk(up.running.daemon.bots);
   // The note's send held by the server: being said now.
-  control.delay(60_000, { paths: ["/messages"] });
+  control.delay(60_000, { paths: ["/messages"], methods: ["POST"] });
   await desk.endDialog("tally", id);
   await expect.poll(() => control.delayed()).toBe(1);
   expect(await desk.dialogs()).toEqual([

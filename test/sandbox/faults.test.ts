@@ -140,6 +140,20 @@ test("delay holds matching requests until cleared", async ({ sb }) => {
   expect((await sb.as(BOT).get("/users/me")).status).toBe(200);
 });
 
+test("delay with methods holds only those: a send is held while a read of the same path goes on", async ({
+  sb,
+}) => {
+  const control = sb.sandbox.control;
+  control.delay(60_000, { paths: ["/messages"], methods: ["POST"] });
+  const send = sb.as(BOT).post("/messages", { type: "stream", to: "general", topic: "t", content: "held" });
+  await control.waitFor(() => control.delayed() === 1);
+  const read = await sb.as(BOT).get("/messages", { anchor: "newest", num_before: 1, num_after: 0 });
+  expect(read.status).toBe(200);
+  expect(control.delayed()).toBe(1);
+  control.delay(0);
+  expect((await send).status).toBe(200);
+});
+
 test("a held request goes on by itself once its delay has passed", async ({ sb }) => {
   const control = sb.sandbox.control;
   control.delay(20, { paths: ["/users/me"] });

@@ -139,7 +139,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     req.socket.destroy();
     return;
   }
-  const delay = deps.faults.delayFor(apiPath);
+  const delay = deps.faults.delayFor(apiPath, entry.method);
   if (delay > 0) await deps.faults.hold(delay);
   const injected = deps.faults.takeFailure(apiPath, entry.method);
   const sendInjected = (fault: FailOptions) => {
