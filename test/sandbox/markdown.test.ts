@@ -241,3 +241,19 @@ test("a quote runs to the blank line after it, lines without '>' too; mentions i
     `<blockquote>\n<p><span class="user-mention silent" data-user-id="${id}">Mel Member</span> wrote<br>\nthe plan</p>\n</blockquote>\n<p>agreed <span class="user-mention" data-user-id="${id}">@Mel Member</span></p>`,
   );
 });
+
+test("emoji characters are shown by their names, as the server shows them", async ({ sb }) => {
+  const span = (name: string, code: string) =>
+    `<span aria-label="${name.replaceAll("_", " ")}" class="emoji emoji-${code}" role="img" title="${name.replaceAll("_", " ")}">:${name}:</span>`;
+  // U+FE0F is left out of the code; a sequence joined by U+200D is one emoji.
+  expect(await rendered(sb, "✅ build, ⚠️ lint 🤷‍♀️")).toBe(
+    `<p>${span("check", "2705")} build, ${span("warning", "26a0")} lint ${span("woman_shrugging", "1f937-200d-2640")}</p>`,
+  );
+  // A character shown as text unless U+FE0F follows it stays text, as do digits; so does a
+  // sequence the server does not know, even made of emoji it knows.
+  expect(await rendered(sb, "⚠ 3 © #️⃣ 🍋‍🟪")).toBe(`<p>⚠ 3 © ${span("hash", "0023-20e3")} 🍋‍🟪</p>`);
+  // Every name of an emoji is known, the server's canonical one shown for a character.
+  expect(await rendered(sb, ":gold: 🙏 :pray:")).toBe(
+    `<p>${span("gold", "1f947")} ${span("folded_hands", "1f64f")} ${span("pray", "1f64f")}</p>`,
+  );
+});

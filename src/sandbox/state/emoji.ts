@@ -6,9 +6,9 @@
  * unknown one.
  */
 
-import { EMOJI_CODES } from "./emoji-names.ts";
+import { CANONICAL_NAMES, EMOJI_CODES } from "./emoji-names.ts";
 
-export { EMOJI_CODES };
+export { CANONICAL_NAMES, EMOJI_CODES };
 
 const CODES = new Set(Object.values(EMOJI_CODES));
 

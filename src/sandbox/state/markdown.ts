@@ -6,7 +6,7 @@
  * user / group / wildcard mentions, channel, topic and message links, <time:…>.
  */
 import type { SandboxData } from "./data.ts";
-import { EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
+import { CANONICAL_NAMES, EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
 import { FENCE, separateLists } from "./markdown-lists.ts";
 import { structureAt } from "./markdown-structures.ts";
@@ -271,14 +271,38 @@ function language(lang: string): string {
 const WEB_LINK =
   /(^|[\s(,:"']|&lt;)(https?:\/\/(?:[^\s()<"]|\([^\s()<"]*\))+?)(?=(?:[!:;?),."']|&gt;)*(?:\s|$))/g;
 
-/** `:name:` of an emoji the server knows, as the server shows it; other names stay as written. */
+/**
+ * An emoji character, or a sequence of them joined by U+200D, as the server's pattern finds one
+ * (after Unicode's emoji regex): a pair of regional indicators (a flag), or an emoji with a skin
+ * tone, U+FE0F (and a keycap) or tag characters after it.
+ */
+const ONE_EMOJI = String.raw`\p{RI}\p{RI}|\p{Emoji}(?:\p{Emoji_Modifier}|\uFE0F\u20E3?|[\u{E0020}-\u{E007E}]+\u{E007F})?`;
+const EMOJI_NAME_OR_CHARACTER = new RegExp(`:([\\w+-]+):|(?:${ONE_EMOJI})(?:\u200D(?:${ONE_EMOJI}))*`, "gu");
+/** A character shown as text unless U+FE0F follows it (a digit, `#`, `©`, `↔`): the server leaves it. */
+const TEXT_PRESENTATION = /^\P{Emoji_Presentation}\u20E3?$/u;
+
+/**
+ * `:name:` of an emoji the server knows, as the server shows it, and an emoji character the server
+ * knows, shown by its name; other names and characters stay as written.
+ */
 function emoji(text: string): string {
-  return text.replace(/:([\w+-]+):/g, (all, name: string) => {
-    const title = name.replaceAll("_", " ");
+  return text.replace(EMOJI_NAME_OR_CHARACTER, (all, name?: string) => {
+    if (name === undefined) {
+      if (TEXT_PRESENTATION.test(all)) return all;
+      const code = [...all.replaceAll("\uFE0F", "")].map((c) =>
+        c.codePointAt(0)!.toString(16).padStart(4, "0"),
+      );
+      const canonical = CANONICAL_NAMES.get(code.join("-"));
+      return canonical === undefined ? all : emojiSpan(canonical, code.join("-"));
+    }
     if (name === ZULIP_EMOJI)
       return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
     const code = Object.hasOwn(EMOJI_CODES, name) ? EMOJI_CODES[name] : undefined;
-    if (code === undefined) return all;
-    return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
+    return code === undefined ? all : emojiSpan(name, code);
   });
+}
+
+function emojiSpan(name: string, code: string): string {
+  const title = name.replaceAll("_", " ");
+  return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
 }
