@@ -79,7 +79,8 @@ test("a table with its columns' alignment, cells rendered inline", async ({ sb }
       '<td style="text-align: right;">3</td>',
       "</tr>",
       "<tr>",
-      '<td style="text-align: left;">bo | b</td>',
+      // The server has no backslash escapes: `\|` keeps a cell whole and stays as written.
+      '<td style="text-align: left;">bo \\| b</td>',
       '<td style="text-align: right;">4</td>',
       "</tr>",
       "</tbody>",
@@ -255,5 +256,31 @@ test("emoji characters are shown by their names, as the server shows them", asyn
   // Every name of an emoji is known, the server's canonical one shown for a character.
   expect(await rendered(sb, ":gold: 🙏 :pray:")).toBe(
     `<p>${span("gold", "1f947")} ${span("folded_hands", "1f64f")} ${span("pray", "1f64f")}</p>`,
+  );
+});
+
+test("a table or a list with more than one digit starts a block, as in the server's block parser", async ({
+  sb,
+}) => {
+  const table = "| host | status |\n| --- | --- |\n| db1 | up |";
+  // Right after a line of text, the rows go on with the paragraph.
+  expect(await rendered(sb, `Status:\n${table}`)).toBe(
+    "<p>Status:<br>\n| host | status |<br>\n| --- | --- |<br>\n| db1 | up |</p>",
+  );
+  // After a heading (or a blank line) it is a table; without rows it has one empty row.
+  expect(await rendered(sb, "## Status\n| host | status |\n| --- | --- |")).toBe(
+    "<h2>Status</h2>\n<table>\n<thead>\n<tr>\n<th>host</th>\n<th>status</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td></td>\n<td></td>\n</tr>\n</tbody>\n</table>",
+  );
+  // A delimiter row needs as many cells as the header.
+  expect(await rendered(sb, "| host | status |\n| --- |")).toBe("<p>| host | status |<br>\n| --- |</p>");
+  // An item numbered 10 or more after a line of text goes on with it.
+  expect(await rendered(sb, "Top scores:\n10. ann\n11. bo")).toBe(
+    "<p>Top scores:<br>\n10. ann<br>\n11. bo</p>",
+  );
+});
+
+test("a quote ends at a heading or a rule right after it", async ({ sb }) => {
+  expect(await rendered(sb, "> deploy done\n---\n# Next")).toBe(
+    "<blockquote>\n<p>deploy done</p>\n</blockquote>\n<hr>\n<h1>Next</h1>",
   );
 });

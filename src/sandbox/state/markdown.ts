@@ -9,7 +9,7 @@ import type { SandboxData } from "./data.ts";
 import { CANONICAL_NAMES, EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
 import { FENCE, separateLists } from "./markdown-lists.ts";
-import { structureAt } from "./markdown-structures.ts";
+import { HEADING, RULE, structureAt } from "./markdown-structures.ts";
 import { timeOf } from "./markdown-time.ts";
 import { channelSlug, hashComponent } from "./narrow-url.ts";
 
@@ -88,10 +88,12 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
       continue;
     }
     if (quoteAt(lines, i)) {
-      // A quote runs to the next blank line, lines without `>` too; mentions in it are silent.
+      // A quote runs to the next blank line, lines without `>` too, but not to a heading or a rule
+      // (which the server's block parser finds first); mentions in it are silent.
       flush();
       const quoted: string[] = [];
-      for (; i < lines.length && lines[i]!.trim() !== ""; i++)
+      const ends = (line: string) => line.trim() === "" || HEADING.test(line) || RULE.test(line);
+      for (; i < lines.length && !ends(lines[i]!); i++)
         quoted.push(QUOTE_LINE.exec(lines[i]!)?.[1] ?? lines[i]!);
       i--;
       const silenced = quoted.map((l) =>
@@ -100,7 +102,7 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
       out.push(`<blockquote>\n${renderBlocks(data, silenced.join("\n"), r)}\n</blockquote>`);
       continue;
     }
-    const structure = structureAt(lines, i, {
+    const structure = structureAt(lines, i, para.length === 0, {
       blocks: (inner) => renderBlocks(data, inner, r),
       inline: (text) => inline(data, text, r),
     });
