@@ -284,3 +284,14 @@ test("a quote ends at a heading or a rule right after it", async ({ sb }) => {
     "<blockquote>\n<p>deploy done</p>\n</blockquote>\n<hr>\n<h1>Next</h1>",
   );
 });
+
+test("a code block's language is named as the server's highlighter names its lexer", async ({ sb }) => {
+  const named = async (lang: string) =>
+    /data-code-language="([^"]*)"/.exec(await rendered(sb, `\`\`\`${lang}\nx\n\`\`\``))?.[1];
+  expect(await named("py2")).toBe("Python 2.x");
+  expect(await named("Console")).toBe("Bash Session");
+  expect(await named("text")).toBe("Text only");
+  expect(await named("toml")).toBe("TOML");
+  // Pygments has no lexer called yml (only a file pattern), so the server keeps it as written.
+  expect(await named("yml")).toBe("yml");
+});

@@ -8,6 +8,7 @@
 import type { SandboxData } from "./data.ts";
 import { CANONICAL_NAMES, EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
+import { languageName } from "./markdown-languages.ts";
 import { FENCE, separateLists } from "./markdown-lists.ts";
 import { HEADING, RULE, structureAt } from "./markdown-structures.ts";
 import { timeOf } from "./markdown-time.ts";
@@ -233,36 +234,10 @@ function decorate(data: SandboxData, text: string, r: State): string {
     .replace(/\uE000(\d+)\uE000/g, (_all, n: string) => kept[Number(n)]!);
 }
 
-/** A few languages' names as the server's highlighter gives them; any other is kept as written. */
-const LANGUAGES: Record<string, string> = {
-  bash: "Bash",
-  sh: "Bash",
-  shell: "Bash",
-  c: "C",
-  cpp: "C++",
-  css: "CSS",
-  diff: "Diff",
-  go: "Go",
-  html: "HTML",
-  java: "Java",
-  javascript: "JavaScript",
-  js: "JavaScript",
-  json: "JSON",
-  py: "Python",
-  python: "Python",
-  rust: "Rust",
-  sql: "SQL",
-  ts: "TypeScript",
-  typescript: "TypeScript",
-  yaml: "YAML",
-  yml: "YAML",
-};
-
 /** A code block's `data-code-language` attribute (with its space), empty when none is named. */
 function language(lang: string): string {
   if (lang === "") return "";
-  const name = Object.hasOwn(LANGUAGES, lang.toLowerCase()) ? LANGUAGES[lang.toLowerCase()]! : lang;
-  return ` data-code-language="${escapeHtml(name)}"`;
+  return ` data-code-language="${escapeHtml(languageName(lang))}"`;
 }
 
 /**
