@@ -209,7 +209,7 @@ function create(ctx: AuthedContext) {
     to: target.to,
     topic: target.topic,
     content: body,
-    rendered_content: renderMarkdown(core.data, body, core.clock.now()).html,
+    rendered_content: renderMarkdown(core.data, body, core.clock.now(), { realmUrl: core.url }).html,
     scheduled_delivery_timestamp: ts,
     read_by_sender: readBySender ?? (defaultReadBySender(ctx.clientName) && !toSelf),
     client: ctx.clientName,
@@ -265,7 +265,9 @@ function edit(ctx: AuthedContext) {
   }
   if (content !== undefined) {
     sm.content = normalizeContent(content);
-    sm.rendered_content = renderMarkdown(core.data, sm.content, core.clock.now()).html;
+    sm.rendered_content = renderMarkdown(core.data, sm.content, core.clock.now(), {
+      realmUrl: core.url,
+    }).html;
   }
   if (ts !== undefined) sm.scheduled_delivery_timestamp = ts;
   sm.failed = false;

@@ -295,3 +295,18 @@ test("a code block's language is named as the server's highlighter names its lex
   // Pygments has no lexer called yml (only a file pattern), so the server keeps it as written.
   expect(await named("yml")).toBe("yml");
 });
+
+test("a link into the realm's narrows or uploads becomes relative, as the server writes it", async ({
+  sb,
+}) => {
+  const realm = sb.sandbox.url;
+  expect(
+    await rendered(sb, `[the thread](${realm}/#narrow/channel/1-general) ${realm}/user_uploads/1/ab/log.txt`),
+  ).toBe(
+    `<p><a href="#narrow/channel/1-general">the thread</a> <a href="user_uploads/1/ab/log.txt">${realm}/user_uploads/1/ab/log.txt</a></p>`,
+  );
+  // Other addresses in the realm, and other hosts, are kept whole.
+  expect(await rendered(sb, `${realm}/help and https://example.org/#narrow`)).toBe(
+    `<p><a href="${realm}/help">${realm}/help</a> and <a href="https://example.org/#narrow">https://example.org/#narrow</a></p>`,
+  );
+});

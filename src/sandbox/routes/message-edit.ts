@@ -92,7 +92,7 @@ function editMessage(ctx: AuthedContext) {
     if (m === msg && contentChanged) {
       edit.prev_content = m.content;
       edit.prev_rendered_content = m.rendered_content;
-      const rendered = renderMarkdown(data, content, core.clock.now());
+      const rendered = renderMarkdown(data, content, core.clock.now(), { realmUrl: core.url });
       m.content = content;
       m.rendered_content = rendered.html;
       m.last_edit_timestamp = now;

@@ -24,16 +24,31 @@ export interface Rendered {
 
 const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
 
-/** What rendering finds, and the sandbox's time (ms), which dates in `<time:…>` that leave parts out take them from. */
-type State = Rendered & { readonly now: number };
+/** Where a message is rendered, beyond the sandbox's data. */
+export interface RenderContext {
+  /** The realm's address (`http://host:port`): a link into it becomes relative, as on the server. */
+  realmUrl?: string | undefined;
+}
 
-export function renderMarkdown(data: SandboxData, source: string, now: number): Rendered {
+/**
+ * What rendering finds, the sandbox's time (ms), which dates in `<time:…>` that leave parts out
+ * take them from, and the context.
+ */
+type State = Rendered & { readonly now: number; readonly context: RenderContext };
+
+export function renderMarkdown(
+  data: SandboxData,
+  source: string,
+  now: number,
+  context: RenderContext = {},
+): Rendered {
   const state: State = {
     html: "",
     mentionedUserIds: new Set(),
     streamWildcard: false,
     topicWildcard: false,
     now,
+    context,
   };
   const lines = separateLists(source.replaceAll("\r\n", "\n").split("\n"));
   const { mentionedUserIds, streamWildcard, topicWildcard } = state;
@@ -217,9 +232,13 @@ function decorate(data: SandboxData, text: string, r: State): string {
   html = html.replace(/\*(?!\s)([^*^\n]+)(?<!\s)\*/g, "<em>$1</em>");
   // A link without text shows its address.
   html = html.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (_all, label: string, href: string) => {
-    return `<a href="${href.replaceAll('"', "&quot;")}">${label.trim() === "" ? href : label}</a>`;
+    const to = local(href, r);
+    return `<a href="${to.replaceAll('"', "&quot;")}">${label.trim() === "" ? to : label}</a>`;
   });
-  html = html.replace(WEB_LINK, '$1<a href="$2">$2</a>');
+  html = html.replace(
+    WEB_LINK,
+    (_all, before: string, url: string) => `${before}<a href="${local(url, r)}">${url}</a>`,
+  );
   // Emoji by name, in the text between tags, outside links (an address is kept as written).
   let inLink = false;
   return html
@@ -238,6 +257,17 @@ function decorate(data: SandboxData, text: string, r: State): string {
 function language(lang: string): string {
   if (lang === "") return "";
   return ` data-code-language="${escapeHtml(languageName(lang))}"`;
+}
+
+/**
+ * A link's address as the server writes it: one into the realm's narrows (`/#…`) or uploads
+ * (`/user_uploads/…`) becomes relative, so that it opens in the same window.
+ */
+function local(href: string, r: State): string {
+  const prefix = r.context.realmUrl === undefined ? undefined : `${r.context.realmUrl}/`;
+  if (prefix && (href.startsWith(`${prefix}#`) || href.startsWith(`${prefix}user_uploads/`)))
+    return href.slice(prefix.length);
+  return href;
 }
 
 /**

@@ -119,7 +119,7 @@ export function sendMessage(
     recipientIds = dmUserIds;
     recipientId = directRecipientId(core, sender, dmUserIds);
   }
-  const rendered = renderMarkdown(data, content, core.clock.now());
+  const rendered = renderMarkdown(data, content, core.clock.now(), { realmUrl: core.url });
   const readBySender = opts.readBySender ?? defaultReadBySender(opts.client);
   const flags: Record<string, string[]> = {};
   for (const id of new Set([...recipientIds, sender.user_id])) {
