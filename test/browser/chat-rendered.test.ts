@@ -88,15 +88,18 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
 
   it("keeps text that looks like HTML as text, and no link but an http(s) one", async () => {
     const { item } = await send(
-      '<img src=x onerror="document.body.dataset.hit=1"> [a](javascript:document.body.dataset.hit=2) [b](https://example.org/b)',
+      '<img src=x onerror="document.body.dataset.hit=1"> [a](javascript:document.body.dataset.hit=2) [c](tel:+15550100) [b](https://example.org/b)',
     );
     expect(await item.locator("img").count()).toBe(0);
     expect(await item.textContent()).toContain('<img src=x onerror="document.body.dataset.hit=1">');
+    // The server (and so the sandbox) leaves a javascript: link as text; a link of another scheme
+    // it allows (tel:) comes as a link, which the page shows without its address.
+    expect(await item.textContent()).toContain("[a](javascript:document.body.dataset.hit=2)");
     const links = await item
       .locator("a")
       .evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute("href"), a.getAttribute("target")]));
     expect(links).toEqual([
-      ["a", null, null],
+      ["c", null, null],
       ["b", "https://example.org/b", "_blank"],
     ]);
     expect(await page.locator("body").getAttribute("data-hit")).toBeNull();
@@ -177,7 +180,7 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
   });
 
   it("shows channel and topic links as links, though they lead nowhere on the page", async () => {
-    const { item } = await send("in #**general>t** and #**general**, not [x](javascript:alert)");
+    const { item } = await send("in #**general>t** and #**general**, not [x](tel:+15550100)");
     const colors = await item.evaluate((content) => {
       const view = globalThis as unknown as { getComputedStyle(e: unknown): { color: string } };
       const c = content as unknown as { querySelectorAll(s: string): unknown[] };

@@ -310,3 +310,18 @@ test("a link into the realm's narrows or uploads becomes relative, as the server
     `<p><a href="${realm}/help">${realm}/help</a> and <a href="https://example.org/#narrow">https://example.org/#narrow</a></p>`,
   );
 });
+
+test("bare domain names and emails are linked, and links of a scheme the server refuses stay text", async ({
+  sb,
+}) => {
+  expect(await rendered(sb, "Deployed to staging.example.com, mail ops@example.com; readme.md stays")).toBe(
+    '<p>Deployed to <a href="http://staging.example.com">staging.example.com</a>, mail <a href="mailto:ops@example.com">ops@example.com</a>; readme.md stays</p>',
+  );
+  expect(await rendered(sb, "[run](javascript:alert(1)) [app](slack://open) [](example.com)")).toBe(
+    '<p>[run](javascript:alert(1)) [app](slack://open) <a href="http://example.com">http://example.com</a></p>',
+  );
+  // Parentheses nested in an address stay in it.
+  expect(await rendered(sb, "(see https://en.wikipedia.org/wiki/A_(b_(c)))")).toBe(
+    '<p>(see <a href="https://en.wikipedia.org/wiki/A_(b_(c))">https://en.wikipedia.org/wiki/A_(b_(c))</a>)</p>',
+  );
+});

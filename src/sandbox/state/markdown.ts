@@ -9,6 +9,7 @@ import type { SandboxData } from "./data.ts";
 import { CANONICAL_NAMES, EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
 import { languageName } from "./markdown-languages.ts";
+import { autolink, sanitizeUrl } from "./markdown-links.ts";
 import { FENCE, separateLists } from "./markdown-lists.ts";
 import { HEADING, RULE, structureAt } from "./markdown-structures.ts";
 import { timeOf } from "./markdown-time.ts";
@@ -230,21 +231,20 @@ function decorate(data: SandboxData, text: string, r: State): string {
   html = html.replace(/\*\*((?:[^*]|\*(?!\*))+?)\*\*/g, "<strong>$1</strong>");
   html = html.replace(/(?<!~)~~([^~\n]+?)~~(?!~)/g, "<del>$1</del>");
   html = html.replace(/\*(?!\s)([^*^\n]+)(?<!\s)\*/g, "<em>$1</em>");
-  // A link without text shows its address.
-  html = html.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (_all, label: string, href: string) => {
-    const to = local(href, r);
-    return `<a href="${to.replaceAll('"', "&quot;")}">${label.trim() === "" ? to : label}</a>`;
+  // A link to an address of a scheme the server refuses stays text; one without text shows its address.
+  html = html.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (all, label: string, href: string) => {
+    const to = address(href, r);
+    if (to === undefined) return all;
+    return `<a href="${to}">${label.trim() === "" ? to : label}</a>`;
   });
-  html = html.replace(
-    WEB_LINK,
-    (_all, before: string, url: string) => `${before}<a href="${local(url, r)}">${url}</a>`,
-  );
-  // Emoji by name, in the text between tags, outside links (an address is kept as written).
+  // Bare addresses, then emoji by name, in the text between tags, outside links (an address is
+  // kept as written).
+  const bare = (url: string) => `<a href="${address(url, r) ?? url}">${url}</a>`;
   let inLink = false;
   return html
     .split(/(<[^>]*>)/)
     .map((part, i) => {
-      if (i % 2 === 0) return inLink ? part : emoji(part);
+      if (i % 2 === 0) return inLink ? part : autolink(part, bare, emoji);
       if (/^<a[\s>]/.test(part)) inLink = true;
       else if (part === "</a>") inLink = false;
       return part;
@@ -260,23 +260,20 @@ function language(lang: string): string {
 }
 
 /**
- * A link's address as the server writes it: one into the realm's narrows (`/#…`) or uploads
- * (`/user_uploads/…`) becomes relative, so that it opens in the same window.
+ * A link's address (escaped) as the server writes it in `href`, or undefined when it refuses its
+ * scheme: one into the realm's narrows (`/#…`) or uploads (`/user_uploads/…`) becomes relative, so
+ * that it opens in the same window.
  */
-function local(href: string, r: State): string {
+function address(href: string, r: State): string | undefined {
+  const url = sanitizeUrl(unescapeHtml(href));
+  if (url === undefined) return undefined;
   const prefix = r.context.realmUrl === undefined ? undefined : `${r.context.realmUrl}/`;
-  if (prefix && (href.startsWith(`${prefix}#`) || href.startsWith(`${prefix}user_uploads/`)))
-    return href.slice(prefix.length);
-  return href;
+  const local =
+    prefix && (url.startsWith(`${prefix}#`) || url.startsWith(`${prefix}user_uploads/`))
+      ? url.slice(prefix.length)
+      : url;
+  return escapeText(local).replaceAll('"', "&quot;");
 }
-
-/**
- * A bare http(s) address, as the server finds one: after a space, `(`, `,`, `:`, a quote or `<`,
- * with parentheses only in pairs, and without the punctuation that ends it (`.`, `)`, `!`, …).
- * Matched in escaped text, where `<` and `>` are entities.
- */
-const WEB_LINK =
-  /(^|[\s(,:"']|&lt;)(https?:\/\/(?:[^\s()<"]|\([^\s()<"]*\))+?)(?=(?:[!:;?),."']|&gt;)*(?:\s|$))/g;
 
 /**
  * An emoji character, or a sequence of them joined by U+200D, as the server's pattern finds one
