@@ -36,9 +36,9 @@ export interface EffectSteps<T extends JsonValue> {
    */
   target?(): Promise<JsonValue>;
   /**
-   * A labelled effect's arguments as its read-back finds them made, hashed, kept as its claim's
-   * `args` (a send's content as the server stores it: a read-back hashes the stored copy). By
-   * default the effect's `fp`.
+   * The effect's arguments as its read-back finds them made, hashed, kept as its claim's `args` (a
+   * send's content as the server stores it: a read-back hashes the stored copy). A labelled
+   * effect's are by default its `fp`.
    */
   args?(): string;
   /** Recorded and committed before its result is handed back: no `verify`, a re-run must find it. */
@@ -55,8 +55,8 @@ export interface EffectRecord {
   /** What the effect was given, hashed (a send's target and text): a dialog's replay matches by it too. */
   fp?: string;
   /**
-   * A labelled effect's arguments as made, hashed (its `fp` is the label): a read-back looks for
-   * what was made (see {@link EffectSteps.args}).
+   * A pending effect's arguments as made, hashed (a labelled one's `fp` is the label): a read-back
+   * looks for what was made (see {@link EffectSteps.args}).
    */
   args?: string;
   /** A labelled effect's claim: its label, the step whose read-back `args` serve. */
@@ -77,9 +77,12 @@ export function printOf(args: unknown): string {
   return createHash("sha256").update(JSON.stringify(args)).digest("base64url").slice(0, 12);
 }
 
-/** `claim` as a read-back of an effect labelled `label` sees it: its `args` only if made under that label. */
+/**
+ * `claim` as a read-back of an effect labelled `label` (or of none) sees it: its `args` only if made
+ * under that label (or under none).
+ */
 export function argsFor(claim: EffectRecord, label: string | undefined): EffectRecord {
-  if (claim.args === undefined || (label !== undefined && claim.label === label)) return claim;
+  if (claim.args === undefined || claim.label === label) return claim;
   const { args: _, ...rest } = claim;
   return rest;
 }

@@ -173,10 +173,11 @@ export class EffectRun {
     const print = this.#label ?? fp;
     // A labelled (a dialog's question) or stamped effect (a refusal asking it again) keeps when it was
     // begun: a later run finding it made (a crash before its log) counts the deadline from then. A
-    // labelled one's claim keeps its label and what it was given: a read-back of the same step finds
-    // it, however the code words it now.
+    // claim keeps what its effect was given (a labelled one, its label too): a read-back finds it
+    // made, however the run again words it (the code reworded, a template naming a moved topic).
     const label = this.#label;
-    const given = label !== undefined && fp !== undefined ? { args: steps.args?.() ?? fp, label } : {};
+    const args = fp === undefined ? undefined : label === undefined ? steps.args?.() : (steps.args?.() ?? fp);
+    const given = args === undefined ? {} : { args, ...(label !== undefined && { label }) };
     const begun = label === undefined && !this.#stamp ? undefined : this.options.clock?.now();
     const write = this.#write;
     this.#label = undefined;

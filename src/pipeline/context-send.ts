@@ -73,8 +73,9 @@ export function sendOf<S>(
         ...(echo && { target: async () => echo.newest }),
         act: async () => post(placed(await follow(params), effects.moves)),
         // Looked for where it was aimed; then, if the message answered moved since, where it is now.
-        // A dialog's question is matched by its step: the words its claim was sent with count too
-        // (the code reworded it since), so a question sent before a crash is not sent again.
+        // The words its claim was sent with count too (the code reworded it since, a template
+        // naming a topic a moderator moved the message to), so a send or a dialog's question
+        // (matched by its step) made before a crash is not made again.
         // Its claim keeps the words as the server stores them: the read-back hashes the stored copy
         // (a claim written before kept the words as sent, the same unless they had whitespace to strip).
         args: () => printed(params, normalizeContent(params.content)),

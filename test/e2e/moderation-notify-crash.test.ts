@@ -41,7 +41,11 @@ const NOTICE = 'Hi Mel Member, your message was sent to the moderators: blocked 
 const backends = await crashBackends("moderation-notify-crash");
 
 /** A sandbox with a moderation request channel, and the config of `bothost run` for `rules`. */
-async function setUp(backendFor: (dir: string) => { yaml: string }, rules: string) {
+async function setUp(
+  backendFor: (dir: string) => { yaml: string },
+  rules: string,
+  notice = "Hi {{name}}, your message was sent to the moderators: {{details}}.",
+) {
   const sandbox = await startSandbox({
     heartbeatSeconds: 1,
     longpollTimeoutSeconds: 3,
@@ -63,7 +67,7 @@ async function setUp(backendFor: (dir: string) => { yaml: string }, rules: strin
       `    email: ${BOT}`,
       `    api_key: \${KEY}`,
       "    settings:",
-      '      notify_sender: "Hi {{name}}, your message was sent to the moderators: {{details}}."',
+      `      notify_sender: "${notice}"`,
       "      rules:",
       `        ${rules}`,
       "",
@@ -143,6 +147,48 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     expect(told(sandbox)).toEqual([
       "Hi Mel Member, your message was sent to the moderators: message flood: 2 messages in 60 s (limit 1).",
     ]);
+    expect(reportsPosted(sandbox)).toHaveLength(1);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
+
+  // A moderator moves spam away quickly: the run again after the kill words its notice for the
+  // message's new topic, and the notice the first run sent is found by the words it was sent with.
+  it("killed once notify_sender reached the server, the message moved meanwhile: the sender is told once", {
+    timeout: 90_000,
+  }, async () => {
+    const { sandbox, file, env } = await setUp(
+      backendFor,
+      "keywords: { words: [scam], actions: [report, { notify_channel: { channel: general, topic: mod-log, content: 'flagged {{link}}' } }] }",
+      "Hi {{name}}, your message in {{where}} was sent to the moderators.",
+    );
+    const first = spawnCli(["run", "--config", file], {
+      env: { ...env, BOTHOST_FAILPOINTS: "message-sent" },
+    });
+    await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+    const { id } = sandbox.control.sendAs(MEMBER, {
+      type: "stream",
+      to: "general",
+      topic: "deals",
+      content: "what a scam this is",
+    });
+    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+    const notice = "Hi Mel Member, your message in #general > deals was sent to the moderators.";
+    expect(told(sandbox)).toEqual([notice]);
+    const owner = createClient({
+      url: sandbox.url,
+      email: "owner@sandbox.example",
+      apiKey: sandbox.control.apiKeyOf("owner@sandbox.example"),
+    });
+    await owner.messages.update(id, { topic: "quarantine", propagate_mode: "change_one" });
+
+    const again = spawnCli(["run", "--config", file], { env });
+    await again.waitForLog((l) => l.msg === "daemon started", 20_000);
+    // The channel's notice comes after the direct message in the handler: once it is posted, the
+    // direct message was sent or found.
+    const flagged = () => sandbox.control.messages().filter((m) => String(m.content).startsWith("flagged "));
+    await sandbox.control.waitFor(() => flagged().length > 0, { timeoutMs: 20_000 });
+    expect(told(sandbox)).toEqual([notice]);
     expect(reportsPosted(sandbox)).toHaveLength(1);
     again.kill("SIGTERM");
     expect(await again.exited).toEqual({ code: 0, signal: null });
