@@ -197,7 +197,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
       core.changed();
     },
     failNext: (n, options) => faults.failNext(n, options),
-    delay: (ms, options) => faults.delay(ms, options?.paths, options?.methods),
+    delay: (ms, options) => faults.delay(ms, options?.paths, options?.methods, options?.after === true),
     delayed: () => faults.delayed,
     resetConnections: (n = 1) => faults.resetConnections(n),
     rateLimitNext: (n, retryAfter) => faults.rateLimitNext(n, retryAfter),

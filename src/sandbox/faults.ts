@@ -52,7 +52,7 @@ export function pathMatches(filter: PathFilter, apiPath: string): boolean {
 
 export class Faults {
   private fails: Counted<FailOptions>[] = [];
-  private delays: { ms: number; paths: PathFilter; methods: string[] | undefined }[] = [];
+  private delays: { ms: number; paths: PathFilter; methods: string[] | undefined; after: boolean }[] = [];
   private resets: Counted<true>[] = [];
   private limits: Counted<number>[] = [];
   private hangs: Counted<true>[] = [];
@@ -69,11 +69,12 @@ export class Faults {
 
   /**
    * Delay every matching request by `ms` until `delay(0)` clears all delays; the clear also
-   * lets the requests held at that moment go on at once.
+   * lets the requests held at that moment go on at once. `after`: the request is carried out
+   * first, and its answer held.
    */
-  delay(ms: number, paths?: PathFilter, methods?: string[]): void {
+  delay(ms: number, paths?: PathFilter, methods?: string[], after = false): void {
     if (ms > 0) {
-      this.delays.push({ ms, paths, methods });
+      this.delays.push({ ms, paths, methods, after });
       return;
     }
     this.delays = [];
@@ -116,9 +117,12 @@ export class Faults {
     return take(this.resets) ?? false;
   }
 
-  delayFor(apiPath: string, method: string): number {
+  /** The delay of a matching request before it is served, or (`after`) of its answer. */
+  delayFor(apiPath: string, method: string, after = false): number {
     return this.delays
-      .filter((d) => pathMatches(d.paths, apiPath) && (d.methods?.includes(method) ?? true))
+      .filter(
+        (d) => d.after === after && pathMatches(d.paths, apiPath) && (d.methods?.includes(method) ?? true),
+      )
       .reduce((sum, d) => sum + d.ms, 0);
   }
 

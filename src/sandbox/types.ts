@@ -168,9 +168,10 @@ export interface SandboxControl {
   failNext(n: number, options: FailOptions): void;
   /**
    * Hold every matching request `ms` before it is served, until `delay(0)`, which also lets the
-   * requests held at that moment go on at once.
+   * requests held at that moment go on at once. `after`: carry the request out, then hold its
+   * answer (the server acted; its client does not know yet).
    */
-  delay(ms: number, options?: { paths?: PathFilter; methods?: string[] }): void;
+  delay(ms: number, options?: { paths?: PathFilter; methods?: string[]; after?: true }): void;
   /** How many requests `delay` holds now (a change wakes {@link waitFor}). */
   delayed(): number;
   resetConnections(n?: number): void;

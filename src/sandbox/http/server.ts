@@ -230,6 +230,9 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       user: user as UserRecord,
     } satisfies AuthedContext;
     const result = await ep.handler(ctx);
+    // Carried out, its answer held (a client killed meanwhile never learns it was made).
+    const held = deps.faults.delayFor(apiPath, entry.method, true);
+    if (held > 0) await deps.faults.hold(held);
     if (injected?.after) {
       deps.core.changed();
       return sendInjected(injected);
