@@ -93,7 +93,14 @@ async function report(
   }
   // A dry run's report is captured, not made (the runtime logs the capture too).
   const did = ctx.bot.dryRun ? "would report" : "reported";
-  if (result.earlier)
+  if (result.unconfirmed)
+    ctx.log.warn(
+      where,
+      `message ${f.messageId}'s report was sent by an earlier run of its handler, which got no answer ` +
+        "(a kill, a lost answer): it counts as made and is not sent again; see in the moderation " +
+        "request channel whether it arrived",
+    );
+  else if (result.earlier)
     ctx.log.info(where, `message ${f.messageId} was reported by an earlier run of its handler: not again`);
   else ctx.log.info(where, `${did} message ${f.messageId} as ${reportType}: ${values.details}`);
   if (settings.notify_sender) {

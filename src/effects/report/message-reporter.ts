@@ -33,8 +33,13 @@ import { truncateCodePoints } from "../limits/code-points.ts";
 
 /** What `ctx.report()` did. */
 export type ReportResult =
-  /** `earlier`: an earlier run of this event made the report; this call sent nothing. */
-  { reported: true; earlier?: true } | { reported: false; reason: "duplicate" | "disabled" | "gone" };
+  /**
+   * `earlier`: an earlier run of this event made the report; this call sent nothing.
+   * `unconfirmed`: that run got no answer (a kill as it waited, a gateway's 502 or 504, a
+   * timeout): the report counts as made, and may not have reached the moderators.
+   */
+  | { reported: true; earlier?: true; unconfirmed?: true }
+  | { reported: false; reason: "duplicate" | "disabled" | "gone" };
 
 /**
  * Report a message once. `type` must be a key of the server's report types
@@ -169,6 +174,8 @@ export class MessageReporter {
         slot?.release(); // unused when no call was made (claimed meanwhile, the store failing)
       }
       await this.o.store.set(key, { ...claim, state: "reported" });
+      // Kept through a kill from here: a run again is told the report was confirmed.
+      await this.o.commit?.();
       return { reported: true };
     }
   }
@@ -177,13 +184,13 @@ export class MessageReporter {
    * The answer to a report of a message claimed already: `gone` when the server said the message
    * is no more; `reported` to a run again of `event` whose earlier run claimed it and got no error
    * but a lost answer (made, or its answer lost with the process or on the way, which counts as
-   * made); else `duplicate`.
+   * made: `unconfirmed`); else `duplicate`.
    */
   async #claimed(key: string, event: string | undefined): Promise<ReportResult> {
     const claim = (await this.o.store.get(key)) as Partial<Claim> | undefined;
     if (claim?.state === "gone") return { reported: false, reason: "gone" };
     if (event !== undefined && claim?.by === event && claim.state !== "failed")
-      return { reported: true, earlier: true };
+      return { reported: true, earlier: true, ...(claim.state !== "reported" && { unconfirmed: true }) };
     return { reported: false, reason: "duplicate" };
   }
 

@@ -1,8 +1,9 @@
 /**
  * The moderation bot when the gateway in front of the server loses the answer to its report
  * (a 502 or 504 after the server made it): the report counts as made, the handler's run again is
- * told so (`earlier: true`), and the sender is told once, as `notify_sender` promises; no second
- * report. It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
+ * told so (`earlier: true`, `unconfirmed: true`), the sender is told once, as `notify_sender`
+ * promises, and a warning says the report may not have arrived; no second report. It imports
+ * "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import moderation from "../../../bots/moderation.ts";
 import { expect, test } from "../../../src/testing/vitest.ts";
@@ -29,5 +30,14 @@ test.for([502, 504])(
       .filter((m) => String(m.content).includes("reported a message"));
     expect(reports).toHaveLength(1);
     expect(bot.replies().map((r) => r.content)).toEqual(['Hi Mel Member: blocked word: uses "scam".']);
+    // The bot cannot tell a report made from one lost on its way: the operator is told to look.
+    const unsure = bot.logs().filter((l) => String(l.msg).includes("got no answer"));
+    expect(unsure).toMatchObject([{ level: 40, messageId: id, rules: ["keywords"] }]);
+    expect(unsure[0]!.msg).toBe(
+      `message ${id}'s report was sent by an earlier run of its handler, which got no answer (a kill, ` +
+        "a lost answer): it counts as made and is not sent again; see in the moderation request " +
+        "channel whether it arrived",
+    );
+    expect(bot.logs().filter((l) => String(l.msg).includes("reported by an earlier run"))).toEqual([]);
   },
 );

@@ -158,6 +158,25 @@ describe("ctx.report", () => {
     expect(reportsPosted(sandbox)).toHaveLength(1);
   });
 
+  it("tells a handler's re-run whose first run got no answer that its report counts as made, unconfirmed", async () => {
+    const runs: unknown[] = [];
+    const reporter = {
+      setup: (bot: BotApi) =>
+        void bot.on("message", async (ctx) => {
+          runs.push(await ctx.report(ctx.event.message.id, "spam"));
+        }),
+    } as BotDefinition;
+    sandbox = await startSandbox({ heartbeatSeconds: 1 });
+    // A gateway's 504 before the server acted: the report never reached it, and cannot be read back.
+    sandbox.control.failNext(1, { status: 504, paths: [/\/report$/] });
+    running = await startBots(sandbox, { mod: { email: BOT, definition: reporter } });
+    spam(sandbox);
+    // The first run throws on the 504; its retry (after the 2 s backoff) is answered without a call.
+    await expect.poll(() => runs.length, { timeout: 10_000 }).toBe(1);
+    expect(runs).toEqual([{ reported: true, earlier: true, unconfirmed: true }]);
+    expect(reportsPosted(sandbox)).toEqual([]);
+  });
+
   it("warns once when the organization has no moderation request channel, then stops asking", async () => {
     const org = defaultOrg();
     org.realm = { ...org.realm, moderation_request_channel: null };
