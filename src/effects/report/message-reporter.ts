@@ -59,7 +59,7 @@ export interface ReportingRun {
 type Claim = {
   type: string;
   at: number;
-  /** `lost`: its answer was lost on the way (a gateway's 502 or 504, a timeout): counted as made. */
+  /** `lost`: its answer was lost (a gateway's 502 or 504, a timeout, the call cut by its run's stop): counted as made. */
   state: "sending" | "reported" | "lost" | "failed" | "gone";
   /** The event whose run made the claim (none from a context outside an event's run). */
   by?: string;
@@ -160,7 +160,7 @@ export class MessageReporter {
           failpoint("report-made");
         } catch (err) {
           if (!this.o.budgetSlot || !(err instanceof RateLimitError) || err.retryAfterMs > RATE_LIMIT_WAIT_MS)
-            return this.#failed(key, err, claim);
+            return this.#failed(key, err, claim, options.signal?.aborted === true);
           // Not made: the claim goes (for good, before the wait), and the budget holds the next try.
           await this.o.store.delete(key);
           await this.o.commit?.();
@@ -194,7 +194,8 @@ export class MessageReporter {
     return { reported: false, reason: "duplicate" };
   }
 
-  async #failed(key: string, err: unknown, claim: Claim): Promise<ReportResult> {
+  /** `aborted`: the run's signal cut the call (its stop, its `handler_timeout`), maybe once it was sent. */
+  async #failed(key: string, err: unknown, claim: Claim, aborted: boolean): Promise<ReportResult> {
     if (isDisabledError(err)) {
       await this.o.store.delete(key);
       if (!this.#disabled) {
@@ -215,8 +216,8 @@ export class MessageReporter {
       await this.o.store.set(key, { ...claim, state: "gone" });
       return { reported: false, reason: "gone" };
     }
-    if (serverDidNotAct(err)) await this.o.store.delete(key);
-    else if (answerLost(err)) await this.o.store.set(key, { ...claim, state: "lost" });
+    if (!aborted && serverDidNotAct(err)) await this.o.store.delete(key);
+    else if (aborted || answerLost(err)) await this.o.store.set(key, { ...claim, state: "lost" });
     else {
       const code = err instanceof BothostError ? err.code : "UNKNOWN";
       await this.o.store.set(key, { ...claim, state: "failed", code });
@@ -254,7 +255,7 @@ function serverDidNotAct(err: unknown): boolean {
   if (err instanceof ApiError || err instanceof BadResponseError)
     return err.status >= 500 && !GATEWAY_LOST_ANSWER.has(err.status);
   if (err instanceof NetworkError) return !err.requestSent;
-  // Anything else (an abort mid-call, a schema surprise) may have reached the server.
+  // Anything else (a schema surprise) may have reached the server.
   return false;
 }
 
