@@ -97,8 +97,8 @@ async function report(
     ctx.log.warn(
       where,
       `message ${f.messageId}'s report was sent by an earlier run of its handler, which got no answer ` +
-        "(a kill, a lost answer): it counts as made and is not sent again; see in the moderation " +
-        "request channel whether it arrived",
+        "(cut short by a kill, a stop or a timeout, or its answer lost): it counts as made and is " +
+        "not sent again; see in the moderation request channel whether it arrived",
     );
   else if (result.earlier)
     ctx.log.info(where, `message ${f.messageId} was reported by an earlier run of its handler: not again`);

@@ -35,9 +35,9 @@ test.for([502, 504])(
     const unsure = bot.logs().filter((l) => String(l.msg).includes("got no answer"));
     expect(unsure).toMatchObject([{ level: 40, messageId: id, rules: ["keywords"] }]);
     expect(unsure[0]!.msg).toBe(
-      `message ${id}'s report was sent by an earlier run of its handler, which got no answer (a kill, ` +
-        "a lost answer): it counts as made and is not sent again; see in the moderation request " +
-        "channel whether it arrived",
+      `message ${id}'s report was sent by an earlier run of its handler, which got no answer (cut ` +
+        "short by a kill, a stop or a timeout, or its answer lost): it counts as made and is not sent " +
+        "again; see in the moderation request channel whether it arrived",
     );
     expect(bot.logs().filter((l) => String(l.msg).includes("reported by an earlier run"))).toEqual([]);
   },
