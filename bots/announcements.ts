@@ -178,8 +178,9 @@ export default defineBot({
         content:
           title === undefined
             ? (a.content as string)
-            : async () => {
-                const { saved_snippets } = await bot.api.savedSnippets.list();
+            : async (_at, { signal }) => {
+                // Ended with the booking when it takes longer than handler_timeout, or the bot stops.
+                const { saved_snippets } = await bot.api.savedSnippets.list({ signal });
                 const snippet = saved_snippets.find((s) => s.title === title);
                 if (!snippet) {
                   throw new BothostError(

@@ -12,10 +12,9 @@ import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/no
 import { keptClientLookups } from "../effects/schedule/recipient-ids.ts";
 import { type RecipientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import { scheduleInvalid } from "../effects/schedule/scheduled-message-error.ts";
-import { isThenable } from "../pipeline/queue-lines.ts";
-import { RouterError } from "../pipeline/router-error.ts";
-import type { Clock, TimerHandle } from "../time/clock.ts";
+import type { Clock } from "../time/clock.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
+import { callContent } from "./content-call.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { isDatedTopic, topicOf } from "./occurrence-topic.ts";
 
@@ -95,6 +94,8 @@ export interface BookingServerOptions extends ServerTexts {
    * as any other and is tried again later. Default: unbounded.
    */
   contentTimeoutMs?: number;
+  /** Aborted when the bot stops: a content function under way is given up. */
+  stopping?: AbortSignal;
 }
 
 export class BookingServer {
@@ -115,34 +116,15 @@ export class BookingServer {
    * The content of `spec`'s booking for `occurrence`. Throws when it is empty, or longer than
    * the server's `max_message_length`: the server would cut it short, and a booking whose copy on
    * the server differs from what was sent is not recognised after a crash (it would be booked again).
+   * A content function is bounded by `contentTimeoutMs` and the stop (content-call.ts): one that
+   * hangs fails its booking, tried again later, and what it gives later is dropped.
    */
-  /**
-   * A content function's promise, bounded by `contentTimeoutMs`: one that hangs (a call it waits
-   * on never answers) fails its booking, tried again later, instead of holding the bot's start and
-   * its other announcements. What it gives later is dropped.
-   */
-  #bounded(id: string, made: unknown): unknown {
-    const { clock, contentTimeoutMs: ms } = this.#texts;
-    if (!isThenable(made) || clock === undefined || ms === undefined) return made;
-    let timer: TimerHandle | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = clock.setTimeout(() => {
-        const err = new RouterError(
-          "ROUTER_HANDLER_TIMEOUT",
-          `announcement "${id}": its content function ran longer than ${ms} ms (the bot's handler_timeout); its booking is tried again later`,
-        );
-        err.stack = `${err.name}: ${err.message}`; // its frames are bothost's timer's, none of the bot's
-        reject(err);
-      }, ms);
-    });
-    return Promise.race([made, timedOut]).finally(() => {
-      if (timer !== undefined) clock.clearTimeout(timer);
-    });
-  }
-
   async content(id: string, spec: RecurringAnnouncement, occurrence: Date): Promise<string> {
-    const made = typeof spec.content === "function" ? spec.content(occurrence) : spec.content;
-    const content = await this.#bounded(id, made);
+    const { clock, contentTimeoutMs: timeoutMs, stopping } = this.#texts;
+    const content =
+      typeof spec.content === "function"
+        ? await callContent(id, spec.content, occurrence, { clock, timeoutMs, stopping })
+        : spec.content;
     if (typeof content !== "string" || normalizeContent(content) === "") {
       throw new Error(`announcement "${id}": its content is empty for ${occurrence.toISOString()}`);
     }

@@ -51,7 +51,10 @@ export interface BotSchedulerOptions {
   runJob: RunJob;
   /** Told whether a cron job's record of its run landed (an outage of the store over) or failed. */
   storeHealth?: JobStoreHealth;
-  /** The bot's `handler_timeout`: what an announcement's content function may take. Default: unbounded. */
+  /**
+   * The bot's `handler_timeout`: what an announcement's content function may take (its signal is
+   * aborted then, and at the stop). Default: bounded by the stop alone.
+   */
   handlerTimeoutMs?: number;
 }
 
@@ -151,6 +154,8 @@ export class BotScheduler {
               ...(this.#o.handlerTimeoutMs === undefined
                 ? {}
                 : { contentTimeoutMs: this.#o.handlerTimeoutMs }),
+              // A content function under way is given up at the stop (its signal aborted).
+              stopping: stopping.signal,
             },
           },
           declarations.recurring,

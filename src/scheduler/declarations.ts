@@ -26,9 +26,10 @@ export interface RecurringAnnouncement {
   topic?: string | ((occurrence: Date, local: OccurrenceTime) => string);
   /**
    * The message, Markdown; or a function computing it when an occurrence is booked (right after
-   * the previous one was sent), e.g. to read a saved snippet.
+   * the previous one was sent), e.g. to read a saved snippet. Its `signal` aborts past the bot's
+   * `handler_timeout` and when the bot stops: pass it to the calls it makes (`fetch`, `bot.api`).
    */
-  content: string | ((occurrence: Date) => string | Promise<string>);
+  content: string | ((occurrence: Date, call: { signal: AbortSignal }) => string | Promise<string>);
 }
 
 /** How `bot.cron` runs a job: its time zone, what to do about runs missed while down, and its id. */

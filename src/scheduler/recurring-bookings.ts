@@ -149,6 +149,7 @@ export class RecurringBookings {
       try {
         await step(about);
       } catch (err) {
+        if (this.#stopped) return; // given up by the stop (a content function's signal), not failed
         this.#o.stats.bookingErrors++;
         const { mistake, wait } = sayFailure(this.#o.log, this.#mistakes, err, about.id);
         this.#timers.retry(mistake, wait);
@@ -176,6 +177,7 @@ export class RecurringBookings {
         await this.#reconcileOne(a, list, claimed);
         this.#mistakes.cleared(a.id);
       } catch (err) {
+        if (this.#stopped) return; // given up by the stop (a content function's signal), not failed
         failures++;
         this.#o.stats.bookingErrors++;
         const said = sayFailure(this.#o.log, this.#mistakes, err, a.id, true);
