@@ -103,11 +103,12 @@ export class BookingServer {
   readonly #emptyTopicName: () => string;
   readonly #texts: BookingServerOptions;
   readonly #lookups: RecipientLookups;
-  #selfId: number | undefined;
+  /** The bot's own id, asked once (announcements reconciled at once share the question). */
+  #selfId: Promise<number> | undefined;
 
   constructor(client: Client, texts: BookingServerOptions) {
     this.#client = client;
-    this.#lookups = texts.lookups ?? keptClientLookups(client, texts.clock);
+    this.#lookups = sharedWhileAsked(texts.lookups ?? keptClientLookups(client, texts.clock));
     this.#emptyTopicName = texts.emptyTopicName;
     this.#texts = texts;
   }
@@ -196,8 +197,14 @@ export class BookingServer {
       const topic = typeof spec.topic === "function" ? "(function)" : spec.topic;
       target = { type: "stream", to: resolved.to, topic: normalizeTopic(topic, this.#emptyTopicName()) };
     } else {
-      this.#selfId ??= (await this.#client.users.me()).user_id;
-      const self = this.#selfId;
+      this.#selfId ??= this.#client.users.me().then(
+        (me) => me.user_id,
+        (err: unknown) => {
+          this.#selfId = undefined; // asked again by the next booking
+          throw err;
+        },
+      );
+      const self = await this.#selfId;
       const others = resolved.to.filter((u) => u !== self);
       target = { type: "private", to: others.length > 0 ? others : [self] };
     }
@@ -249,6 +256,27 @@ export class BookingServer {
     }
     return hasDigest(sm.content, target.contentHash);
   }
+}
+
+/**
+ * `lookups` whose lookup of a name or email under way is shared: announcements reconciled at once
+ * that name the same channel or person make one request for it, not one each.
+ */
+function sharedWhileAsked(lookups: RecipientLookups): RecipientLookups {
+  const asked = new Map<string, Promise<number | undefined>>();
+  const once = <T extends number | undefined>(key: string, ask: () => Promise<T>): Promise<T> => {
+    let answer = asked.get(key) as Promise<T> | undefined;
+    if (answer === undefined) {
+      answer = ask().finally(() => asked.delete(key));
+      asked.set(key, answer);
+    }
+    return answer;
+  };
+  return {
+    channelId: (name, signal) => once(`channel:${name}`, () => lookups.channelId(name, signal)),
+    userId: (email, signal) => once(`user:${email}`, () => lookups.userId(email, signal)),
+    ...(lookups.renamed ? { renamed: (name: string) => lookups.renamed?.(name) } : {}),
+  };
 }
 
 function sorted(to: number | readonly number[]): number | number[] {

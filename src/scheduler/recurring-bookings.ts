@@ -24,6 +24,9 @@ import { type Announcement, OccurrenceBooker } from "./occurrence-booker.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
 import { compileSchedule } from "./timing/occurrences.ts";
 
+/** Announcements reconciled at once (their content functions called, their bookings made). */
+export const RECONCILE_AT_ONCE = 4;
+
 export interface RecurringBookingsOptions {
   client: Client;
   /** The bot's `bookings` namespace: a record per announcement id. */
@@ -172,20 +175,29 @@ export class RecurringBookings {
     let failures = 0;
     let mistakes = 0;
     let wait: number | undefined;
-    for (const a of this.#announcements.values()) {
-      try {
-        await this.#reconcileOne(a, list, claimed);
-        this.#mistakes.cleared(a.id);
-      } catch (err) {
-        if (this.#stopped) return; // given up by the stop (a content function's signal), not failed
-        failures++;
-        this.#o.stats.bookingErrors++;
-        const said = sayFailure(this.#o.log, this.#mistakes, err, a.id, true);
-        if (said.mistake) mistakes++;
-        wait = said.wait;
-        if (wait !== undefined) break; // the others' calls would be refused too: booked with the retry
+    // A few at once: content functions that each wait (a slow snippet, a hung call) hold the
+    // start for about one handler_timeout, not one each. The client paces the calls to the
+    // account's rate budget whatever their number.
+    const waiting = [...this.#announcements.values()];
+    const worker = async (): Promise<void> => {
+      for (let a = waiting.shift(); a !== undefined; a = waiting.shift()) {
+        if (this.#stopped || wait !== undefined) return;
+        try {
+          await this.#reconcileOne(a, list, claimed);
+          this.#mistakes.cleared(a.id);
+        } catch (err) {
+          if (this.#stopped) return; // given up by the stop (a content function's signal), not failed
+          failures++;
+          this.#o.stats.bookingErrors++;
+          const said = sayFailure(this.#o.log, this.#mistakes, err, a.id, true);
+          if (said.mistake) mistakes++;
+          // The others' calls would be refused too: booked with the retry.
+          if (said.wait !== undefined) wait = said.wait;
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(RECONCILE_AT_ONCE, waiting.length) }, worker));
+    if (this.#stopped) return;
     if (mistakes === 0) this.#mistakes.clear();
     if (failures > 0) this.#timers.retry(mistakes === failures, wait);
     else this.#timers.succeeded();

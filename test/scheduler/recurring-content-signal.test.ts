@@ -1,7 +1,9 @@
 /**
  * An announcement's content function gets a signal, as a handler gets `ctx.signal`: aborted past
  * the bot's `handler_timeout` (a call made with it ends then, instead of going on after its
- * booking was given up) and at the bot's stop (which then does not wait for it).
+ * booking was given up) and at the bot's stop (which then does not wait for it). At a start, the
+ * announcements are reconciled a few at once: content functions that each hang hold the start for
+ * one handler_timeout per group of four, not one each.
  */
 import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
@@ -103,5 +105,46 @@ running(
     expect(bot.logs().filter((l) => /could not be booked|scheduler step failed/.test(String(l.msg)))).toEqual(
       [],
     );
+  },
+);
+
+held(
+  "announcements are reconciled four at once at a start: six that hang hold it two handler_timeouts",
+  async ({ runBot, clock }) => {
+    let now = 0;
+    let most = 0;
+    let called = 0;
+    const definition = defineBot({
+      setup(b) {
+        for (const id of ["a", "b", "c", "d", "e", "f"]) {
+          b.recurring(id, {
+            cron: "0 9 * * *",
+            timezone: "UTC",
+            to: "general",
+            topic: id,
+            content: async (_at, { signal }) => {
+              called++;
+              most = Math.max(most, ++now);
+              await aborted(signal);
+              now--;
+              throw signal.reason;
+            },
+          });
+        }
+      },
+    });
+    const starting = runBot({ bot: definition, name: "many", config: "handler_timeout: 5s" });
+    await expect.poll(() => called).toBe(4);
+    await expect.poll(() => clock.pendingDelays().filter((d) => d === 5_000).length).toBe(4);
+    await clock.advance(5_000);
+    await expect.poll(() => called).toBe(6);
+    await expect.poll(() => clock.pendingDelays().filter((d) => d === 5_000).length).toBe(2);
+    await clock.advance(5_000);
+    const bot = await starting;
+    expect(most).toBe(4);
+    const failed = bot
+      .logs()
+      .filter((l) => /^announcement "[a-f]" could not be booked; retrying$/.test(String(l.msg)));
+    expect(failed).toHaveLength(6);
   },
 );
