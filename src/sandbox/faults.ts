@@ -70,7 +70,7 @@ export class Faults {
   /**
    * Delay every matching request by `ms` until `delay(0)` clears all delays; the clear also
    * lets the requests held at that moment go on at once. `after`: the request is carried out
-   * first, and its answer held.
+   * first and its answer held, as when the server committed and the answer is slow to come back.
    */
   delay(ms: number, paths?: PathFilter, methods?: string[], after = false): void {
     if (ms > 0) {

@@ -168,8 +168,9 @@ export interface SandboxControl {
   failNext(n: number, options: FailOptions): void;
   /**
    * Hold every matching request `ms` before it is served, until `delay(0)`, which also lets the
-   * requests held at that moment go on at once. `after`: carry the request out, then hold its
-   * answer (the server acted; its client does not know yet).
+   * requests held at that moment go on at once. `after: true`: carry the request out first, then
+   * hold its answer (what it changed is stored, its events sent), as when the server committed and
+   * the answer is slow to come back: a client killed meanwhile never learns of it.
    */
   delay(ms: number, options?: { paths?: PathFilter; methods?: string[]; after?: true }): void;
   /** How many requests `delay` holds now (a change wakes {@link waitFor}). */

@@ -154,17 +154,26 @@ test("delay with methods holds only those: a send is held while a read of the sa
   expect((await send).status).toBe(200);
 });
 
-test("delay with after carries the request out and holds its answer until cleared", async ({ sb }) => {
+test("delay with after carries the request out and holds its answer: the message is stored while its sender waits", async ({
+  sb,
+}) => {
   const control = sb.sandbox.control;
   control.delay(60_000, { paths: ["/messages"], methods: ["POST"], after: true });
-  const send = sb.as(BOT).post("/messages", { type: "stream", to: "general", topic: "t", content: "made" });
+  let answered = false;
+  const send = sb
+    .as(BOT)
+    .post("/messages", { type: "stream", to: "general", topic: "t", content: "landed" })
+    .finally(() => {
+      answered = true;
+    });
   await control.waitFor(() => control.delayed() === 1);
-  // Stored (and its events out) while its answer waits.
-  expect(control.messages().map((m) => m.content)).toContain("made");
+  // Stored, its answer not given.
+  expect(control.messages().map((m) => m.content)).toContain("landed");
+  expect(answered).toBe(false);
   control.delay(0);
   const res = await send;
   expect(res.status).toBe(200);
-  expect(control.messages().filter((m) => m.content === "made")).toHaveLength(1);
+  expect(control.messages().filter((m) => m.content === "landed")).toHaveLength(1);
 });
 
 test("a held request goes on by itself once its delay has passed", async ({ sb }) => {

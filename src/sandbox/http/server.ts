@@ -230,9 +230,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       user: user as UserRecord,
     } satisfies AuthedContext;
     const result = await ep.handler(ctx);
-    // Carried out, its answer held (a client killed meanwhile never learns it was made).
-    const held = deps.faults.delayFor(apiPath, entry.method, true);
-    if (held > 0) await deps.faults.hold(held);
+    const holdAnswer = deps.faults.delayFor(apiPath, entry.method, true);
+    if (holdAnswer > 0) {
+      deps.core.changed(); // what the request changed is kept and told before its answer is held
+      await deps.faults.hold(holdAnswer);
+    }
     if (injected?.after) {
       deps.core.changed();
       return sendInjected(injected);
