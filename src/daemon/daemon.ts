@@ -228,7 +228,10 @@ export class Daemon {
     );
     if (mismatch) throw mismatch.error;
     const tried = new Set([...report.started, ...report.authFailed, ...report.failed.map((f) => f.name)]);
-    report.standby = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
+    const untried = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
+    // A bot held here whose start the stop cut runs nowhere: it is no spare of another instance's.
+    const cut = this.#stopping.signal.aborted ? untried.filter((n) => this.#coordinator.runsHere(n)) : [];
+    report.standby = untried.filter((name) => !cut.includes(name));
     // Operators and scripts wait for "daemon started": once a stop has begun it would be untrue.
     this.#o.log.info(
       {
@@ -236,6 +239,7 @@ export class Daemon {
         authFailed: report.authFailed,
         failed: report.failed.map((f) => f.name),
         ...(this.#coordinator.mode === "cluster" ? { standby: report.standby } : {}),
+        ...(this.#stopping.signal.aborted && { cut }),
       },
       this.#stopping.signal.aborted ? "start cut short by the shutdown" : "daemon started",
     );

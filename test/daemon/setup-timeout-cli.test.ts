@@ -42,6 +42,9 @@ describe("bothost run with a setup that never finishes", () => {
     // Operators and scripts wait for "daemon started": it is not said once the stop has begun.
     expect(said.slice(said.indexOf("shutting down"))).not.toContain("daemon started");
     expect(said).toContain("start cut short by the shutdown");
+    // The bot whose setup hangs is named as cut (the other one too, if its start was under way).
+    const cut = run.logs().find((l) => l.msg === "start cut short by the shutdown")?.cut;
+    expect(cut).toContain("hangs");
     expect(sandbox.control.queues().filter((q) => q.email === botEmail(0))).toEqual([]);
   });
 });
