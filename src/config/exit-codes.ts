@@ -11,7 +11,7 @@ export const ExitCode = {
    * (`SANDBOX_ORG_INVALID`) or a command-line option is invalid (`CONFIG_*`, `MODULE_*`), the
    * state belongs to another server than the config's (`STATE_SERVER_MISMATCH`), or the config
    * puts the bot `bothost backtest` names on the embedded sandbox, whose history no other process
-   * can read.
+   * can read; or the Node.js running the CLI is one bothost does not support (cli/node-check.ts).
    */
   ConfigInvalid: 2,
   /** Authentication failed for every bot (wrong email or API key, deactivated accounts). */
