@@ -116,19 +116,22 @@ async function setUp(lunch: string = ROUND[1]) {
   };
 }
 
-it("killed as the server answers the second of the start's bookings: the restart adopts it and books the third", {
+it("killed as the server answers the second of the start's bookings: the restart adopts what landed and books the rest", {
   timeout: 60_000,
 }, async () => {
   const { launch, restart, pending, booked, killAtBooking } = await setUp();
   const first = launch();
   killAtBooking(2, first);
   expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
-  expect(pending()).toEqual(booked(0).filter((b) => !b.startsWith(RULES)));
+  // The start books a few announcements at once: the two answered, and any other whose POST
+  // landed before the kill, each once.
+  const landed = pending();
+  expect(landed.length).toBeGreaterThanOrEqual(2);
+  expect(booked(0)).toEqual(expect.arrayContaining(landed));
 
   const second = await restart(0);
-  expect(second.logs().find((l) => l.announcement === "lunch")).toMatchObject({
-    msg: "found the booking made just before a crash; adopted it",
-  });
+  // The booking whose answer the kill cut was never recorded: found by its intent, not made again.
+  expect(second.logs().map((l) => l.msg)).toContain("found the booking made just before a crash; adopted it");
 });
 
 it("killed in the middle of booking the next round after a delivered batch: each occurrence once, in order", {
