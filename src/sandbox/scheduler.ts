@@ -12,7 +12,7 @@ import { defaultReadBySender } from "./http/server.ts";
 import { emitToUsers } from "./queues/emit.ts";
 import { globalTime } from "./routes/report.ts";
 import { nextId, type SandboxData, type ScheduledRecord, type UserRecord } from "./state/data.ts";
-import { renderMarkdown } from "./state/markdown.ts";
+import { messageContext, renderMarkdown } from "./state/markdown.ts";
 import { visibleTopic } from "./state/message-view.ts";
 import {
   checkTopicPolicy,
@@ -209,7 +209,7 @@ function create(ctx: AuthedContext) {
     to: target.to,
     topic: target.topic,
     content: body,
-    rendered_content: renderMarkdown(core.data, body, core.clock.now(), { realmUrl: core.url }).html,
+    rendered_content: renderMarkdown(core.data, body, core.clock.now(), messageContext(core.url, user)).html,
     scheduled_delivery_timestamp: ts,
     read_by_sender: readBySender ?? (defaultReadBySender(ctx.clientName) && !toSelf),
     client: ctx.clientName,
@@ -265,9 +265,12 @@ function edit(ctx: AuthedContext) {
   }
   if (content !== undefined) {
     sm.content = normalizeContent(content);
-    sm.rendered_content = renderMarkdown(core.data, sm.content, core.clock.now(), {
-      realmUrl: core.url,
-    }).html;
+    sm.rendered_content = renderMarkdown(
+      core.data,
+      sm.content,
+      core.clock.now(),
+      messageContext(core.url, user),
+    ).html;
   }
   if (ts !== undefined) sm.scheduled_delivery_timestamp = ts;
   sm.failed = false;

@@ -325,3 +325,28 @@ test("bare domain names and emails are linked, and links of a scheme the server 
     '<p>(see <a href="https://en.wikipedia.org/wiki/A_(b_(c))">https://en.wikipedia.org/wiki/A_(b_(c))</a>)</p>',
   );
 });
+
+test("emoticons become emoji only for a sender who turned translate_emoticons on (off by default)", async ({
+  sb,
+}) => {
+  const c = sb.sandbox.control;
+  const fan = c.createUser({
+    email: "fan@sandbox.example",
+    full_name: "Fan",
+    settings: { translate_emoticons: true },
+  });
+  const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
+  const heart = '<span aria-label="heart" class="emoji emoji-2764" role="img" title="heart">:heart:</span>';
+  const sent = await sb
+    .as(fan.email)
+    .post("/messages", { type: "private", to: BOT, content: "done :) <3 a:) `:)`" });
+  expect(sent.status, sent.text).toBe(200);
+  const html = async (id: number) => (await sb.as(BOT).get(`/messages/${id}`)).body.message.content as string;
+  expect(await html(sent.body.id)).toBe(`<p>done ${smile} ${heart} a:) <code>:)</code></p>`);
+  // An edit is rendered with the sender's setting too.
+  expect((await sb.as(fan.email).patch(`/messages/${sent.body.id}`, { content: "ok :)" })).status).toBe(200);
+  expect(await html(sent.body.id)).toBe(`<p>ok ${smile}</p>`);
+  expect(await rendered(sb, "ok :)")).toBe("<p>ok :)</p>");
+  const settings = (await sb.as(BOT).register({ fetch_event_types: ["user_settings"] })).user_settings;
+  expect(settings.translate_emoticons).toBe(false);
+});

@@ -8,7 +8,7 @@ import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
 import type { EditRecord, MessageRecord, SandboxData, UserRecord } from "../state/data.ts";
-import { renderMarkdown } from "../state/markdown.ts";
+import { messageContext, renderMarkdown } from "../state/markdown.ts";
 import { moveRows } from "../state/message-moves.ts";
 import { accessMessage, editSnapshots, holders, isMeMessage, visibleTopic } from "../state/message-view.ts";
 import { noticeMove } from "../state/move-notices.ts";
@@ -31,6 +31,7 @@ import {
   streamDoesNotExist,
 } from "../state/send-message.ts";
 import { canAccessContent, streamById, subscriberIds } from "../state/streams.ts";
+import { userById } from "../state/users.ts";
 
 const MODES = ["change_one", "change_later", "change_all"] as const;
 
@@ -92,7 +93,12 @@ function editMessage(ctx: AuthedContext) {
     if (m === msg && contentChanged) {
       edit.prev_content = m.content;
       edit.prev_rendered_content = m.rendered_content;
-      const rendered = renderMarkdown(data, content, core.clock.now(), { realmUrl: core.url });
+      const rendered = renderMarkdown(
+        data,
+        content,
+        core.clock.now(),
+        messageContext(core.url, userById(data, msg.sender_id)),
+      );
       m.content = content;
       m.rendered_content = rendered.html;
       m.last_edit_timestamp = now;

@@ -5,7 +5,7 @@
  * tables (markdown-structures.ts), `code`, **bold**, *italic*, ~~strike~~, links, emoji by name,
  * user / group / wildcard mentions, channel, topic and message links, <time:…>.
  */
-import type { SandboxData } from "./data.ts";
+import type { SandboxData, UserRecord } from "./data.ts";
 import { CANONICAL_NAMES, EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
 import { languageName } from "./markdown-languages.ts";
@@ -14,6 +14,7 @@ import { FENCE, separateLists } from "./markdown-lists.ts";
 import { HEADING, RULE, structureAt } from "./markdown-structures.ts";
 import { timeOf } from "./markdown-time.ts";
 import { channelSlug, hashComponent } from "./narrow-url.ts";
+import { setting } from "./user-settings.ts";
 
 export interface Rendered {
   html: string;
@@ -29,6 +30,16 @@ const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
 export interface RenderContext {
   /** The realm's address (`http://host:port`): a link into it becomes relative, as on the server. */
   realmUrl?: string | undefined;
+  /** The sender's `translate_emoticons` setting: `:)` shows as `:smile:`, as on the server. */
+  translateEmoticons?: boolean;
+}
+
+/** The context of a message `sender` sends (or sent, for an edit) in the realm at `realmUrl`. */
+export function messageContext(realmUrl: string, sender: UserRecord | undefined): RenderContext {
+  return {
+    realmUrl,
+    translateEmoticons: sender !== undefined && setting(sender, "translate_emoticons") === true,
+  };
 }
 
 /**
@@ -244,7 +255,7 @@ function decorate(data: SandboxData, text: string, r: State): string {
   return html
     .split(/(<[^>]*>)/)
     .map((part, i) => {
-      if (i % 2 === 0) return inLink ? part : autolink(part, bare, emoji);
+      if (i % 2 === 0) return inLink ? part : autolink(part, bare, (text) => emoji(text, r.context));
       if (/^<a[\s>]/.test(part)) inLink = true;
       else if (part === "</a>") inLink = false;
       return part;
@@ -285,25 +296,50 @@ const EMOJI_NAME_OR_CHARACTER = new RegExp(`:([\\w+-]+):|(?:${ONE_EMOJI})(?:\u20
 /** A character shown as text unless U+FE0F follows it (a digit, `#`, `©`, `↔`): the server leaves it. */
 const TEXT_PRESENTATION = /^\P{Emoji_Presentation}\u20E3?$/u;
 
+/** The emoticons the server translates, when the sender asks it to, and the emoji each becomes. */
+const EMOTICONS: Record<string, string> = {
+  ":)": "smile",
+  "(:": "smile",
+  ":(": "frown",
+  "&lt;3": "heart",
+  ":|": "neutral",
+  ":/": "confused",
+  ";)": "wink",
+  ":D": "grinning",
+  ":o": "open_mouth",
+  ":O": "open_mouth",
+  ":p": "stuck_out_tongue",
+  ":P": "stuck_out_tongue",
+};
+/** An emoticon alone between the start or end, spaces, quotes, brackets and punctuation (in escaped text). */
+const EMOTICON =
+  /(?<=^|[,.;?!()[\] "'\n\t])(?<!&(?:amp|lt|gt|quot);)(:\)|\(:|:\(|&lt;3|:\||:\/|;\)|:D|:o|:O|:p|:P)(?=$|[,.;?!()[\] "'\n\t])/g;
+
 /**
- * `:name:` of an emoji the server knows, as the server shows it, and an emoji character the server
- * knows, shown by its name; other names and characters stay as written.
+ * `:name:` of an emoji the server knows, as the server shows it, an emoticon when the sender
+ * translates them, and an emoji character the server knows, shown by its name; other names and
+ * characters stay as written.
  */
-function emoji(text: string): string {
-  return text.replace(EMOJI_NAME_OR_CHARACTER, (all, name?: string) => {
-    if (name === undefined) {
-      if (TEXT_PRESENTATION.test(all)) return all;
-      const code = [...all.replaceAll("\uFE0F", "")].map((c) =>
-        c.codePointAt(0)!.toString(16).padStart(4, "0"),
-      );
-      const canonical = CANONICAL_NAMES.get(code.join("-"));
-      return canonical === undefined ? all : emojiSpan(canonical, code.join("-"));
-    }
-    if (name === ZULIP_EMOJI)
-      return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
-    const code = Object.hasOwn(EMOJI_CODES, name) ? EMOJI_CODES[name] : undefined;
-    return code === undefined ? all : emojiSpan(name, code);
-  });
+function emoji(text: string, context: RenderContext): string {
+  const emoticons = context.translateEmoticons
+    ? text.replace(EMOTICON, (emoticon: string) => `\uE001${EMOTICONS[emoticon]}\uE001`)
+    : text;
+  return emoticons
+    .replace(EMOJI_NAME_OR_CHARACTER, (all, name?: string) => {
+      if (name === undefined) {
+        if (TEXT_PRESENTATION.test(all)) return all;
+        const code = [...all.replaceAll("\uFE0F", "")].map((c) =>
+          c.codePointAt(0)!.toString(16).padStart(4, "0"),
+        );
+        const canonical = CANONICAL_NAMES.get(code.join("-"));
+        return canonical === undefined ? all : emojiSpan(canonical, code.join("-"));
+      }
+      if (name === ZULIP_EMOJI)
+        return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
+      const code = Object.hasOwn(EMOJI_CODES, name) ? EMOJI_CODES[name] : undefined;
+      return code === undefined ? all : emojiSpan(name, code);
+    })
+    .replace(/\uE001(\w+)\uE001/g, (_all, name: string) => emojiSpan(name, EMOJI_CODES[name]!));
 }
 
 function emojiSpan(name: string, code: string): string {

@@ -13,7 +13,7 @@ import { defaultReadBySender } from "../http/server.ts";
 import { deliverMessage } from "../queues/delivery.ts";
 import { type MessageRecord, nextId, type SandboxData, type StreamRecord, type UserRecord } from "./data.ts";
 import { escapeHtml } from "./escape-html.ts";
-import { renderMarkdown } from "./markdown.ts";
+import { messageContext, renderMarkdown } from "./markdown.ts";
 import { isSubscribed, streamById, streamByName, subscriberIds } from "./streams.ts";
 import { apiEmail, userByDeliveryEmail, userById } from "./users.ts";
 
@@ -119,7 +119,7 @@ export function sendMessage(
     recipientIds = dmUserIds;
     recipientId = directRecipientId(core, sender, dmUserIds);
   }
-  const rendered = renderMarkdown(data, content, core.clock.now(), { realmUrl: core.url });
+  const rendered = renderMarkdown(data, content, core.clock.now(), messageContext(core.url, sender));
   const readBySender = opts.readBySender ?? defaultReadBySender(opts.client);
   const flags: Record<string, string[]> = {};
   for (const id of new Set([...recipientIds, sender.user_id])) {

@@ -11,7 +11,7 @@ export const BOOLEAN_SETTINGS: Record<string, boolean> = {
   fluid_layout_width: false,
   high_contrast_mode: false,
   enable_drafts_synchronization: true,
-  translate_emoticons: true,
+  translate_emoticons: false,
   display_emoji_reaction_users: true,
   web_escape_navigates_to_home_view: true,
   left_side_userlist: false,
