@@ -166,7 +166,7 @@ describe.skipIf(!chromiumPath)("messages rendered on the chat page", () => {
 
   it("shows a code block's language above it, as text", async () => {
     const { item } = await send(
-      '```ts\nconst x = 1;\n```\n```<img src=x onerror="document.body.dataset.hit=3">\nx\n```',
+      '```ts\nconst x = 1;\n```\n```<img src=x onerror="document.body.dataset.hit=3">\nx\n```\ny\n```',
     );
     const labels = await item.locator(".codehilite").evaluateAll((blocks) => {
       const view = globalThis as unknown as { getComputedStyle(e: unknown, p: string): { content: string } };

@@ -350,3 +350,14 @@ test("emoticons become emoji only for a sender who turned translate_emoticons on
   const settings = (await sb.as(BOT).register({ fetch_event_types: ["user_settings"] })).user_settings;
   expect(settings.translate_emoticons).toBe(false);
 });
+
+test("a fenced quote holds a fenced code block of the same fence; blank lines around code are dropped", async ({
+  sb,
+}) => {
+  // The code block's closing fence closes the code block, not the quote.
+  expect(await rendered(sb, "```quote\nYou wrote:\n```py\n\nprint(1)\n\n```\n```\nThanks")).toBe(
+    '<blockquote>\n<p>You wrote:</p>\n<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(1)\n</code></pre></div>\n</blockquote>\n<p>Thanks</p>',
+  );
+  // A block without a line shows nothing; the language is matched without regard to case.
+  expect(await rendered(sb, "```\n```\n~~~Quote\nhi\n~~~")).toBe("<blockquote>\n<p>hi</p>\n</blockquote>");
+});

@@ -97,11 +97,15 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
     const fence = FENCE.exec(line);
     if (fence) {
       flush();
-      const [, marker, lang = "", header] = fence;
-      // The block's lines lose their trailing spaces; it ends at its own fence, alone on a line.
-      const body: string[] = [];
-      i++;
-      while (i < lines.length && lines[i]!.trimEnd() !== marker) body.push(lines[i++]!.trimEnd());
+      const [, marker, written = "", header] = fence;
+      const lang = QUOTES.has(written.toLowerCase()) ? written.toLowerCase() : written;
+      // The block's lines lose their trailing spaces; it ends at its own fence, alone on a line
+      // (for a quote or spoiler, the first such line not closing a block opened inside it).
+      const end = QUOTES.has(lang) ? blockEnd(lines, i + 1, marker!) : codeEnd(lines, i + 1, marker!);
+      const body = lines.slice(i + 1, end).map((l) => l.trimEnd());
+      i = end;
+      // As on the server, a block without a line shows nothing.
+      if (body.length === 0) continue;
       const inner = body.join("\n");
       if (lang === "quote" || lang === "quoted")
         out.push(`<blockquote>\n${renderBlocks(data, inner, r)}\n</blockquote>`);
@@ -109,9 +113,10 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
         out.push(
           `<div class="spoiler-block"><div class="spoiler-header">\n${header ? `<p>${inline(data, header, r)}</p>\n` : ""}</div><div class="spoiler-content" aria-hidden="true">\n${renderBlocks(data, inner, r)}\n</div></div>`,
         );
+      // The highlighter drops the code's leading and trailing blank lines.
       else
         out.push(
-          `<div class="codehilite"${language(lang)}><pre><span></span><code>${escapeCode(inner)}\n</code></pre></div>`,
+          `<div class="codehilite"${language(lang)}><pre><span></span><code>${escapeCode(inner.replace(/^\n+|\n+$/g, ""))}\n</code></pre></div>`,
         );
       continue;
     }
@@ -160,6 +165,36 @@ function renderBlocks(data: SandboxData, source: string, r: State): string {
 }
 
 const QUOTE_LINE = /^ {0,3}> ?(.*)$/;
+
+/** The fenced blocks whose lines are Markdown; any other fenced block is code. */
+const QUOTES = new Set(["quote", "quoted", "spoiler"]);
+
+/** The line a code block opened by `marker` ends at (its fence alone), or the end. */
+function codeEnd(lines: readonly string[], from: number, marker: string): number {
+  let i = from;
+  while (i < lines.length && lines[i]!.trimEnd() !== marker) i++;
+  return i;
+}
+
+/**
+ * The line a quote or spoiler block opened by `marker` ends at, as the server's fence handlers
+ * nest: a fence line inside it opens a block of its own, which the next line of its own fence
+ * closes (a code block takes every line up to it), so a quoted code block keeps its closing fence.
+ */
+function blockEnd(lines: readonly string[], from: number, marker: string): number {
+  const open = [{ fence: marker, code: false }];
+  for (let i = from; i < lines.length; i++) {
+    const top = open.at(-1)!;
+    if (lines[i]!.trimEnd() === top.fence) {
+      open.pop();
+      if (open.length === 0) return i;
+    } else if (!top.code) {
+      const fence = FENCE.exec(lines[i]!);
+      if (fence) open.push({ fence: fence[1]!, code: !QUOTES.has((fence[2] ?? "").toLowerCase()) });
+    }
+  }
+  return lines.length;
+}
 
 /** Whether a quote begins at `lines[at]`: a `>` line, unless it and the rest of its block are `>` alone. */
 function quoteAt(lines: readonly string[], at: number): boolean {
