@@ -89,7 +89,7 @@ test("a table with its columns' alignment, cells rendered inline", async ({ sb }
   );
 });
 
-test("emoji by name, never inside code or a link; strikethrough", async ({ sb }) => {
+test("emoji by name, never inside code or a bare address; strikethrough", async ({ sb }) => {
   expect(await rendered(sb, "ship it :thumbs_up: ~~later~~ :not_an_emoji: `:tada:`")).toBe(
     '<p>ship it <span aria-label="thumbs up" class="emoji emoji-1f44d" role="img" title="thumbs up">:thumbs_up:</span> <del>later</del> :not_an_emoji: <code>:tada:</code></p>',
   );
@@ -360,4 +360,10 @@ test("a fenced quote holds a fenced code block of the same fence; blank lines ar
   );
   // A block without a line shows nothing; the language is matched without regard to case.
   expect(await rendered(sb, "```\n```\n~~~Quote\nhi\n~~~")).toBe("<blockquote>\n<p>hi</p>\n</blockquote>");
+});
+
+test("emoji in a link's text are shown as emoji; an address is kept as written", async ({ sb }) => {
+  expect(await rendered(sb, "[✅ build 12 :tada:](https://ci.example.com/12)")).toBe(
+    '<p><a href="https://ci.example.com/12"><span aria-label="check" class="emoji emoji-2705" role="img" title="check">:check:</span> build 12 <span aria-label="tada" class="emoji emoji-1f389" role="img" title="tada">:tada:</span></a></p>',
+  );
 });

@@ -2,12 +2,13 @@
  * A small Markdown renderer: enough of the server's dialect for bots to see plausible HTML and,
  * above all, for mentions to be found the way the server finds them (not inside code).
  * Supported: paragraphs, line breaks, fenced code / quote / spoiler blocks, headings, lists,
- * tables (markdown-structures.ts), `code`, **bold**, *italic*, ~~strike~~, links, emoji by name,
- * user / group / wildcard mentions, channel, topic and message links, <time:…>.
+ * tables (markdown-structures.ts), `code`, **bold**, *italic*, ~~strike~~, links and bare
+ * addresses (markdown-links.ts), emoji by name, emoji characters and emoticons
+ * (markdown-emoji.ts), user / group / wildcard mentions, channel, topic and message links, <time:…>.
  */
 import type { SandboxData, UserRecord } from "./data.ts";
-import { CANONICAL_NAMES, EMOJI_CODES, ZULIP_EMOJI } from "./emoji.ts";
 import { escapeCode, escapeHtml, escapeText, unescapeHtml } from "./escape-html.ts";
+import { emoji } from "./markdown-emoji.ts";
 import { languageName } from "./markdown-languages.ts";
 import { autolink, sanitizeUrl } from "./markdown-links.ts";
 import { FENCE, separateLists } from "./markdown-lists.ts";
@@ -281,7 +282,12 @@ function decorate(data: SandboxData, text: string, r: State): string {
   html = html.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (all, label: string, href: string) => {
     const to = address(href, r);
     if (to === undefined) return all;
-    return `<a href="${to}">${label.trim() === "" ? to : label}</a>`;
+    // The text of a link goes on to the server's later patterns: emoji and emoticons.
+    const text =
+      label.trim() === ""
+        ? to
+        : betweenTags(label, (part) => emoji(part, r.context.translateEmoticons === true));
+    return `<a href="${to}">${text}</a>`;
   });
   // Bare addresses, then emoji by name, in the text between tags, outside links (an address is
   // kept as written).
@@ -290,7 +296,10 @@ function decorate(data: SandboxData, text: string, r: State): string {
   return html
     .split(/(<[^>]*>)/)
     .map((part, i) => {
-      if (i % 2 === 0) return inLink ? part : autolink(part, bare, (text) => emoji(text, r.context));
+      if (i % 2 === 0)
+        return inLink
+          ? part
+          : autolink(part, bare, (text) => emoji(text, r.context.translateEmoticons === true));
       if (/^<a[\s>]/.test(part)) inLink = true;
       else if (part === "</a>") inLink = false;
       return part;
@@ -321,63 +330,10 @@ function address(href: string, r: State): string | undefined {
   return escapeText(local).replaceAll('"', "&quot;");
 }
 
-/**
- * An emoji character, or a sequence of them joined by U+200D, as the server's pattern finds one
- * (after Unicode's emoji regex): a pair of regional indicators (a flag), or an emoji with a skin
- * tone, U+FE0F (and a keycap) or tag characters after it.
- */
-const ONE_EMOJI = String.raw`\p{RI}\p{RI}|\p{Emoji}(?:\p{Emoji_Modifier}|\uFE0F\u20E3?|[\u{E0020}-\u{E007E}]+\u{E007F})?`;
-const EMOJI_NAME_OR_CHARACTER = new RegExp(`:([\\w+-]+):|(?:${ONE_EMOJI})(?:\u200D(?:${ONE_EMOJI}))*`, "gu");
-/** A character shown as text unless U+FE0F follows it (a digit, `#`, `©`, `↔`): the server leaves it. */
-const TEXT_PRESENTATION = /^\P{Emoji_Presentation}\u20E3?$/u;
-
-/** The emoticons the server translates, when the sender asks it to, and the emoji each becomes. */
-const EMOTICONS: Record<string, string> = {
-  ":)": "smile",
-  "(:": "smile",
-  ":(": "frown",
-  "&lt;3": "heart",
-  ":|": "neutral",
-  ":/": "confused",
-  ";)": "wink",
-  ":D": "grinning",
-  ":o": "open_mouth",
-  ":O": "open_mouth",
-  ":p": "stuck_out_tongue",
-  ":P": "stuck_out_tongue",
-};
-/** An emoticon alone between the start or end, spaces, quotes, brackets and punctuation (in escaped text). */
-const EMOTICON =
-  /(?<=^|[,.;?!()[\] "'\n\t])(?<!&(?:amp|lt|gt|quot);)(:\)|\(:|:\(|&lt;3|:\||:\/|;\)|:D|:o|:O|:p|:P)(?=$|[,.;?!()[\] "'\n\t])/g;
-
-/**
- * `:name:` of an emoji the server knows, as the server shows it, an emoticon when the sender
- * translates them, and an emoji character the server knows, shown by its name; other names and
- * characters stay as written.
- */
-function emoji(text: string, context: RenderContext): string {
-  const emoticons = context.translateEmoticons
-    ? text.replace(EMOTICON, (emoticon: string) => `\uE001${EMOTICONS[emoticon]}\uE001`)
-    : text;
-  return emoticons
-    .replace(EMOJI_NAME_OR_CHARACTER, (all, name?: string) => {
-      if (name === undefined) {
-        if (TEXT_PRESENTATION.test(all)) return all;
-        const code = [...all.replaceAll("\uFE0F", "")].map((c) =>
-          c.codePointAt(0)!.toString(16).padStart(4, "0"),
-        );
-        const canonical = CANONICAL_NAMES.get(code.join("-"));
-        return canonical === undefined ? all : emojiSpan(canonical, code.join("-"));
-      }
-      if (name === ZULIP_EMOJI)
-        return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
-      const code = Object.hasOwn(EMOJI_CODES, name) ? EMOJI_CODES[name] : undefined;
-      return code === undefined ? all : emojiSpan(name, code);
-    })
-    .replace(/\uE001(\w+)\uE001/g, (_all, name: string) => emojiSpan(name, EMOJI_CODES[name]!));
-}
-
-function emojiSpan(name: string, code: string): string {
-  const title = name.replaceAll("_", " ");
-  return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
+/** `html` with `change` applied to the text between its tags. */
+function betweenTags(html: string, change: (text: string) => string): string {
+  return html
+    .split(/(<[^>]*>)/)
+    .map((part, i) => (i % 2 === 0 ? change(part) : part))
+    .join("");
 }
