@@ -8,18 +8,15 @@ import LongFirstSequencer from "./test/support/long-first-sequencer.ts";
  * worker instead of once per file: a fresh graph per file was most of the suite's CPU time on 2
  * cores. The files that run whole daemons in the process (test/daemon, test/pipeline) share too:
  * each daemon, sandbox and store a test makes is its own object, closed by the test.
- * These stay isolated: test/sandbox and test/api share one `test.extend` fixture per helper
- * module, set per file with `test.scoped` and checked (the OpenAPI shapes) or closed (connection
- * pools) in the helper's own `afterAll`, which a shared module would run for the first file only;
- * the progress faults find another file's message when they share a worker; and the 10,000-job
- * timer, CPU-bound and near its timeout on a loaded machine, keeps a process of its own.
+ * test/sandbox and test/api share as well, with a setup file run before each of their files
+ * (test/support/per-file.ts): their fixtures' options, the OpenAPI shape check of the responses a
+ * file recorded and the connection pools are per file.
+ * These stay isolated: the progress faults find another file's message when they share a worker;
+ * and the 10,000-job timer, CPU-bound and near its timeout on a loaded machine, keeps a process of
+ * its own.
  */
-const ISOLATED = [
-  "test/sandbox/**/*.test.ts",
-  "test/api/**/*.test.ts",
-  "test/effects/progress/**/*.test.ts",
-  "test/scheduler/timing/job-timer.test.ts",
-];
+const ISOLATED = ["test/effects/progress/**/*.test.ts", "test/scheduler/timing/job-timer.test.ts"];
+const PER_FILE_FIXTURES = ["test/sandbox/**/*.test.ts", "test/api/**/*.test.ts"];
 /**
  * `--exclude` on the command line (as .ci/run's Node 24 step uses it): vitest 4.1 applies it to the
  * root config only, not to projects, so it is added to each project's own `exclude` here.
@@ -57,9 +54,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "fixtures",
+          include: PER_FILE_FIXTURES,
+          exclude: [...configDefaults.exclude, ...cliExclude],
+          isolate: false,
+          setupFiles: ["./test/support/per-file.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "shared",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...ISOLATED, ...cliExclude],
+          exclude: [...configDefaults.exclude, ...ISOLATED, ...PER_FILE_FIXTURES, ...cliExclude],
           isolate: false,
         },
       },

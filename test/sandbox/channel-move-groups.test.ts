@@ -20,7 +20,7 @@ const streamId = async (sb: SandboxFixture, name: string) =>
   (await sb.as(OWNER).get("/get_stream_id", { stream: name })).body.stream_id as number;
 
 describe("with the realm's movers set to nobody and the channels' own groups set", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: {
       org: {
         ...org,
@@ -102,7 +102,7 @@ describe("with the realm's movers set to nobody and the channels' own groups set
 });
 
 describe("with only moderators moving between topics", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: {
       org: { ...org, realm: { ...org.realm, can_move_messages_between_topics_group: "role:moderators" } },
     },

@@ -41,7 +41,7 @@ async function moveState(as: Caller) {
 }
 
 describe("by default", () => {
-  test.scoped({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
+  test.override({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
 
   test("a member moves another person's message to another channel", async ({ sb }) => {
     const c = sb.sandbox.control;
@@ -81,7 +81,7 @@ describe("by default", () => {
 });
 
 describe("with the org file's settings", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: {
       clock: { now: () => 1_790_000_000_000 },
       org: {

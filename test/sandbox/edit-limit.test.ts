@@ -7,7 +7,7 @@ import { defaultOrg } from "../../src/sandbox/org/default-org.ts";
 import { expect, MEMBER, test } from "../support/sandbox/fixture.ts";
 
 const org = defaultOrg();
-test.scoped({
+test.override({
   sandboxOptions: {
     clock: { now: () => 1_790_000_000_000 },
     org: { ...org, realm: { ...org.realm, message_content_edit_limit_seconds: 60 } },

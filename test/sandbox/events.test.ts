@@ -32,7 +32,7 @@ test("a parked poll completes when an event arrives, with queue_id", async ({ sb
   expect(reply.body.ignored_parameters_unsupported).toBeUndefined();
 });
 
-test.scoped({ sandboxOptions: { heartbeatSeconds: 1 } });
+test.override({ sandboxOptions: { heartbeatSeconds: 1 } });
 test("a parked poll gets a heartbeat, which is a real event to acknowledge", async ({ sb }) => {
   const q = await openQueue(sb.as(BOT), { event_types: ["message"] });
   const reply = await q.caller.get("/events", { queue_id: q.id, last_event_id: -1 });

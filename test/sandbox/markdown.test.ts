@@ -130,7 +130,7 @@ test("<time:…> names its instant in UTC, as the server writes it; an unknown o
 });
 
 describe("<time:…> in words, on a still clock (Monday 2026-12-07, 15:00 UTC)", () => {
-  test.scoped({ sandboxOptions: { clock: { now: () => Date.UTC(2026, 11, 7, 15) } } });
+  test.override({ sandboxOptions: { clock: { now: () => Date.UTC(2026, 11, 7, 15) } } });
 
   test("month names, ordinal days, 12-hour times and zones are read as the server's parser does", async ({
     sb,

@@ -329,7 +329,7 @@ test("GET /messages: a public channel's history is readable without a subscripti
 });
 
 describe("on a still clock (only advanceClock moves it, so each edit's second is exact)", () => {
-  test.scoped({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
+  test.override({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
 
   test("PATCH content and topic builds the edit history snapshots", async ({ sb }) => {
     const c = sb.sandbox.control;

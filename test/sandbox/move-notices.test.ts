@@ -8,7 +8,7 @@ import { defaultOrg } from "../../src/sandbox/org/default-org.ts";
 import { expect, MEMBER, OWNER, type SandboxFixture, test } from "../support/sandbox/fixture.ts";
 
 const org = defaultOrg();
-test.scoped({ sandboxOptions: { org } });
+test.override({ sandboxOptions: { org } });
 
 const idOf = (sb: SandboxFixture, email: string) =>
   sb.sandbox.control.users().find((u) => u.email === email)!.user_id;

@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { BOT, MEMBER, test } from "../support/sandbox/fixture.ts";
 
 // A still base clock: only `advanceClock` moves the sandbox's time, so the windows are exact.
-test.scoped({ sandboxOptions: { clock: { now: () => 1_750_000_000_000 } } });
+test.override({ sandboxOptions: { clock: { now: () => 1_750_000_000_000 } } });
 
 const RATE_MSG =
   "API usage exceeded rate limit; see https://zulip.com/api/http-headers#rate-limiting-response-headers";

@@ -31,7 +31,7 @@ const ORG = {
     },
   ],
 };
-test.scoped({ sandboxOptions: { org: ORG } });
+test.override({ sandboxOptions: { org: ORG } });
 
 /** A message `from` posts to #general (the sandbox's own code path, as POST /messages). */
 const inGeneral = (sb: SandboxFixture, from: string) =>

@@ -17,7 +17,7 @@ const ORG: OrgInput = {
     { name: "ops", members: [ADMIN] },
   ],
 };
-test.scoped({ sandboxOptions: { org: ORG } });
+test.override({ sandboxOptions: { org: ORG } });
 
 const groupId = async (
   sb: {
@@ -77,7 +77,7 @@ test("bots may update user groups from FL 496 only", async ({ sb }) => {
 });
 
 test.describe("at feature level 495", () => {
-  test.scoped({ sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, feature_level: 495 } } } });
+  test.override({ sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, feature_level: 495 } } } });
   test("bots are rejected from user group updates", async ({ sb }) => {
     const devs = await groupId(sb, "devs");
     const reply = await sb.as(BOT).post(`/user_groups/${devs}/members`, { add: [] });
@@ -125,7 +125,7 @@ test("realm domains: owners only (FL ≥ 143); response is [id, domain]", async 
 });
 
 test.describe("before feature level 143", () => {
-  test.scoped({ sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, feature_level: 142 } } } });
+  test.override({ sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, feature_level: 142 } } } });
   test("administrators may add realm domains", async ({ sb }) => {
     const ok = await sb.as(ADMIN).post("/realm/domains", { domain: "example.org", allow_subdomains: false });
     expect(ok.body.new_domain).toEqual([1, "example.org"]);

@@ -10,7 +10,7 @@ import {
 
 const mention = (name: string, id: number) => `@_**${name}|${id}**`;
 const FIXED = 1_700_000_040_000;
-test.scoped({ sandboxOptions: { clock: { now: () => FIXED } } });
+test.override({ sandboxOptions: { clock: { now: () => FIXED } } });
 const TIME = "<time:2023-11-14T22:14:00+00:00>";
 
 function ids(sb: { sandbox: { control: { users(): { email: string; user_id: number }[] } } }) {

@@ -14,7 +14,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const idOf = (sb: SandboxFixture, email: string) =>
   sb.sandbox.control.users().find((u) => u.email === email)!.user_id;
 describe("by default", () => {
-  test.scoped({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
+  test.override({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
 
   test("a member resolves a topic older than the move limit, whole; the notice is read", async ({ sb }) => {
     const c = sb.sandbox.control;
@@ -119,7 +119,7 @@ describe("by default", () => {
 });
 
 describe("with the realm's resolvers set to nobody and one channel's to the member", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: {
       org: {
         ...org,

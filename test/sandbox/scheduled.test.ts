@@ -3,7 +3,7 @@ import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts"
 
 /** A base clock on a whole minute, so delivery checks fall on known boundaries. */
 const T0 = 1_700_000_040_000;
-test.scoped({ sandboxOptions: { clock: { now: () => T0 } } });
+test.override({ sandboxOptions: { clock: { now: () => T0 } } });
 
 const NOW = T0 / 1000;
 

@@ -17,7 +17,7 @@ const ORG: OrgInput = {
   ],
 };
 
-test.scoped({ sandboxOptions: { org: ORG } });
+test.override({ sandboxOptions: { org: ORG } });
 
 const names = (body: { streams: { name: string }[] }) => body.streams.map((s) => s.name);
 

@@ -13,7 +13,7 @@ const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 const refusal = (msg: string) => ({ status: 400, body: { result: "error", msg, code: "BAD_REQUEST" } });
 
 describe("by default", () => {
-  test.scoped({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
+  test.override({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
 
   test("a member moves another person's message to another topic", async ({ sb }) => {
     const c = sb.sandbox.control;
@@ -71,7 +71,7 @@ describe("by default", () => {
 });
 
 describe("with the org file's settings", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: {
       clock: { now: () => 1_790_000_000_000 },
       org: {

@@ -23,7 +23,7 @@ const ORG: OrgInput = {
     { name: "backend", members: [MEMBER], can_add_members_group: [ADDER] },
   ],
 };
-test.scoped({ sandboxOptions: { org: ORG } });
+test.override({ sandboxOptions: { org: ORG } });
 
 const setup = groupLookups;
 const error = (msg: string) => ({ result: "error", code: "BAD_REQUEST", msg });

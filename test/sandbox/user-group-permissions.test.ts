@@ -29,7 +29,7 @@ const ORG: OrgInput = {
     { name: "backend", members: [MEMBER], can_add_members_group: [ADDER, "leads", GUEST] },
   ],
 };
-test.scoped({ sandboxOptions: { org: ORG } });
+test.override({ sandboxOptions: { org: ORG } });
 
 const REFUSED = { result: "error", msg: "Insufficient permission", code: "BAD_REQUEST" };
 
@@ -76,7 +76,7 @@ test("a system group is nobody's to change, and GET /user_groups shows the setti
 });
 
 test.describe("with can_manage_all_groups set to moderators", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, can_manage_all_groups: "role:moderators" } } },
   });
   test("a moderator changes any group; a member still may not", async ({ sb }) => {
@@ -91,7 +91,7 @@ test.describe("with can_manage_all_groups set to moderators", () => {
 });
 
 test.describe("before feature level 305", () => {
-  test.scoped({ sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, feature_level: 300 } } } });
+  test.override({ sandboxOptions: { org: { ...ORG, realm: { ...ORG.realm, feature_level: 300 } } } });
   test("a group's own members and moderators may change it", async ({ sb }) => {
     const { id, user } = await setup(sb);
     expect(

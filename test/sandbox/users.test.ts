@@ -24,7 +24,7 @@ const ORG: OrgInput = {
 };
 
 test.describe("with restricted email visibility", () => {
-  test.scoped({ sandboxOptions: { org: ORG } });
+  test.override({ sandboxOptions: { org: ORG } });
 
   test("members see placeholders and no delivery_email; admins see real emails; bots always real", async ({
     sb,

@@ -54,7 +54,7 @@ const exceeded = (first: number) => ({
 });
 
 describe("by default (7 days for topics and channels)", () => {
-  test.scoped({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
+  test.override({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
 
   test("a member's change_all of a topic with old messages is refused; change_later from the id given goes", async ({
     sb,
@@ -94,7 +94,7 @@ describe("by default (7 days for topics and channels)", () => {
 });
 
 describe("with no time limit for topic moves", () => {
-  test.scoped({
+  test.override({
     sandboxOptions: {
       clock: { now: () => 1_790_000_000_000 },
       org: { ...org, realm: { ...org.realm, move_messages_within_stream_limit_seconds: null } },

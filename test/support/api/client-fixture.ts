@@ -1,14 +1,10 @@
 /**
  * vitest fixtures: each test gets a fresh recording server and a fake clock, and a factory for
- * clients pointed at that server. Pools shared per origin are closed after each file.
+ * clients pointed at that server. Pools shared per origin are closed after each file
+ * (test/support/per-file.ts).
  */
-import { afterAll, test as base } from "vitest";
-import {
-  type Client,
-  type ClientOptions,
-  closeConnectionPools,
-  createClient,
-} from "../../../src/api/create-client.ts";
+import { test as base } from "vitest";
+import { type Client, type ClientOptions, createClient } from "../../../src/api/create-client.ts";
 import { FakeClock } from "./fake-clock.ts";
 import { startTestServer, type TestServer } from "./test-server.ts";
 
@@ -45,8 +41,4 @@ export const test = base.extend<{
       }),
     );
   },
-});
-
-afterAll(async () => {
-  await closeConnectionPools();
 });

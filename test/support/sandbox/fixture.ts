@@ -1,11 +1,10 @@
 /**
  * Test fixtures: a fresh sandbox per test (torn down after), callers that speak HTTP to it with
- * undici as a given account, and the response recorder behind the OpenAPI shape check, which runs
- * after each test file that imports this module.
+ * undici as a given account, and the response recorder behind the OpenAPI shape check.
  */
 
 import { request } from "undici";
-import { afterAll, test as base, expect } from "vitest";
+import { test as base, expect } from "vitest";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { ResponseRecord, Sandbox, SandboxOptions } from "../../../src/sandbox/types.ts";
 import { checkResponses } from "./openapi-shapes.ts";
@@ -17,7 +16,11 @@ export const BOT = "bot@sandbox.example";
 /** Every response the sandboxes of this test file produced, checked against the spec at the end. */
 export const recorded: ResponseRecord[] = [];
 
-afterAll(() => {
+/**
+ * The shape check of this file's responses: run after each test file by the setup file
+ * (test/support/per-file.ts), which also empties {@link recorded} before the file starts.
+ */
+export function checkRecordedShapes(): void {
   if (recorded.length === 0) return;
   const report = checkResponses(recorded);
   if (!report) return;
@@ -27,7 +30,7 @@ afterAll(() => {
   );
   const mismatches = `responses that do not match the API description:\n${report.failures.join("\n")}`;
   expect(report.failures, mismatches).toEqual([]);
-});
+}
 
 export interface Reply {
   status: number;
