@@ -10,6 +10,7 @@ import { failpoint } from "../effects/failpoints.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { normalizeContent } from "../effects/schedule/normalize.ts";
 import { findSent } from "../effects/verify-send.ts";
+import type { JsonValue } from "../state/state-store.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { ContextDeps, SendEffects } from "./context-types.ts";
 import { placed } from "./dialogs/dialog-moves.ts";
@@ -65,29 +66,51 @@ export function sendOf<S>(
   // dialog's conversation moved to, if it did, and where the message answered is now.
   return async (params) => {
     const n = effects.run.current + 1; // numbered as `once` begins
+    // Where this run aims the send, resolved as it is claimed (see the target below).
+    let aimed: SendMessageParams | undefined;
+    const aim = async () => placed(await follow(params), effects.moves);
     const result = await effects.run.once(
       "send",
       {
-        // Kept in the claim: a message of the same words the bot posted before it (another
-        // event's) is older, and never taken for this one.
-        ...(echo && { target: async () => echo.newest }),
-        act: async () => post(placed(await follow(params), effects.moves)),
-        // Looked for where it was aimed; then, if the message answered moved since, where it is now.
-        // The words its claim was sent with count too (the code reworded it since, a template
-        // naming a topic a moderator moved the message to), so a send or a dialog's question
-        // (matched by its step) made before a crash is not made again.
+        // Kept in the claim: the newest message id known (a message of the same words the bot
+        // posted before it, another event's, is older, and never taken for this one), and where
+        // it is sent. A run again after a crash reads the message anew: moved alone since (a
+        // moderator's change_one), the run again aims at its new place, while the send made
+        // before the crash stayed where it was sent, and is looked for there first.
+        target: async () => {
+          aimed = await aim();
+          return { ...(echo && { after: echo.newest }), place: placeOf(aimed) };
+        },
+        act: async () => post(aimed ?? (await aim())),
+        // Looked for where its claim aimed; then where the code aims it; then, if the message
+        // answered moved since, where it is now. The words its claim was sent with count too (the
+        // code reworded it since, a template naming a topic a moderator moved the message to), so
+        // a send or a dialog's question (matched by its step) made before a crash is not made again.
         // Its claim keeps the words as the server stores them: the read-back hashes the stored copy
         // (a claim written before kept the words as sent, the same unless they had whitespace to strip).
         args: () => printed(params, normalizeContent(params.content)),
         verify: async (pending) => {
           const stored = normalizeContent(params.content);
+          const kept = keptPlace(pending.target);
+          const keptParams = kept && ({ ...params, ...kept } as SendMessageParams);
           const matches = (content: string) =>
-            content === stored || (pending.args !== undefined && printed(params, content) === pending.args);
-          const aimed = placed(params, effects.moves);
-          const found = await sent(aimed, matches, pending.target);
-          if (found) return found;
-          const now = placed(await follow(params, true), effects.moves);
-          return now === aimed || samePlace(now, aimed) ? undefined : sent(now, matches, pending.target);
+            content === stored ||
+            (pending.args !== undefined &&
+              (printed(params, content) === pending.args ||
+                (keptParams !== undefined && printed(keptParams, content) === pending.args)));
+          const floor = floorOf(pending.target);
+          const looked = new Set<string>();
+          const look = (place: SendMessageParams) => {
+            const key = JSON.stringify(placeOf(place));
+            if (looked.has(key)) return undefined;
+            looked.add(key);
+            return sent(place, matches, floor);
+          };
+          return (
+            (keptParams && (await look(keptParams))) ??
+            (await look(placed(params, effects.moves))) ??
+            look(placed(await follow(params, true), effects.moves))
+          );
         },
         signal,
       },
@@ -162,5 +185,26 @@ export function webhookReplyOf<S>(
   };
 }
 
-const samePlace = (a: SendMessageParams, b: SendMessageParams) =>
-  a.to === b.to && (a as { topic?: string }).topic === (b as { topic?: string }).topic;
+/** Where a send goes: its conversation, without its words. */
+type Place = { type: string; to: JsonValue; topic?: string };
+
+function placeOf(params: SendMessageParams): Place {
+  const { type, to } = params;
+  const topic = (params as { topic?: string }).topic;
+  return topic === undefined ? { type, to: to as JsonValue } : { type, to: to as JsonValue, topic };
+}
+
+/** A send claim's target: `{ after, place }`; a claim written before kept `after` alone, a number. */
+function floorOf(target: JsonValue | undefined): number | undefined {
+  if (typeof target === "number") return target;
+  const after = isObject(target) ? target.after : undefined;
+  return typeof after === "number" ? after : undefined;
+}
+
+function keptPlace(target: JsonValue | undefined): Place | undefined {
+  const place = isObject(target) ? target.place : undefined;
+  return isObject(place) && typeof place.type === "string" ? (place as Place) : undefined;
+}
+
+const isObject = (v: JsonValue | undefined): v is { [key: string]: JsonValue } =>
+  typeof v === "object" && v !== null && !Array.isArray(v);

@@ -3,7 +3,9 @@
  * before its direct message to the sender (`notify_sender`) reached the server: at the next start
  * the message is caught up, its handler runs again and the sender is told, once (the report is not
  * made twice). A later edit of the message, checked again, finds it reported: the sender is not
- * told again. On the file store, and on Redis when one answers.
+ * told again. A reply action made before the kill, its message moved alone while the bot was down,
+ * is found where it was posted, not made again at the message's new place. On the file store, and
+ * on Redis when one answers.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -159,38 +161,77 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
   }, async () => {
     const { sandbox, file, env } = await setUp(
       backendFor,
-      "keywords: { words: [scam], actions: [report, { notify_channel: { channel: general, topic: mod-log, content: 'flagged {{link}}' } }] }",
+      `keywords: { words: [scam], actions: [report, ${NOTIFY_CHANNEL}] }`,
       "Hi {{name}}, your message in {{where}} was sent to the moderators.",
     );
-    const first = spawnCli(["run", "--config", file], {
-      env: { ...env, BOTHOST_FAILPOINTS: "message-sent" },
-    });
-    await first.waitForLog((l) => l.msg === "daemon started", 20_000);
-    const { id } = sandbox.control.sendAs(MEMBER, {
-      type: "stream",
-      to: "general",
-      topic: "deals",
-      content: "what a scam this is",
-    });
-    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
     const notice = "Hi Mel Member, your message in #general > deals was sent to the moderators.";
-    expect(told(sandbox)).toEqual([notice]);
-    const owner = createClient({
-      url: sandbox.url,
-      email: "owner@sandbox.example",
-      apiKey: sandbox.control.apiKeyOf("owner@sandbox.example"),
-    });
-    await owner.messages.update(id, { topic: "quarantine", propagate_mode: "change_one" });
-
-    const again = spawnCli(["run", "--config", file], { env });
-    await again.waitForLog((l) => l.msg === "daemon started", 20_000);
-    // The channel's notice comes after the direct message in the handler: once it is posted, the
-    // direct message was sent or found.
-    const flagged = () => sandbox.control.messages().filter((m) => String(m.content).startsWith("flagged "));
-    await sandbox.control.waitFor(() => flagged().length > 0, { timeoutMs: 20_000 });
+    const again = await killedAtSendThenMoved(sandbox, file, env, () =>
+      expect(told(sandbox)).toEqual([notice]),
+    );
     expect(told(sandbox)).toEqual([notice]);
     expect(reportsPosted(sandbox)).toHaveLength(1);
     again.kill("SIGTERM");
     expect(await again.exited).toEqual({ code: 0, signal: null });
   });
+
+  // Moved alone (change_one), the message's run again aims its reply at the new topic; the reply
+  // made before the kill stayed in the topic it was posted to, and is found there.
+  it("killed once a reply action reached the server, the message moved alone meanwhile: replied once", {
+    timeout: 90_000,
+  }, async () => {
+    const { sandbox, file, env } = await setUp(
+      backendFor,
+      `keywords: { words: [scam], actions: [{ reply: 'please keep it civil' }, ${NOTIFY_CHANNEL}] }`,
+    );
+    const replies = () =>
+      sandbox.control
+        .messages()
+        .filter((m) => m.content === "please keep it civil")
+        .map((m) => m.topic);
+    const again = await killedAtSendThenMoved(sandbox, file, env, () => expect(replies()).toEqual(["deals"]));
+    expect(replies()).toEqual(["deals"]);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
 });
+
+/** The action the handler takes last: once its message is posted, the earlier sends were made or found. */
+const NOTIFY_CHANNEL =
+  "{ notify_channel: { channel: general, topic: mod-log, content: 'flagged {{link}}' } }";
+
+/**
+ * Starts `bothost run` killed as its first send reaches the server, posts a message it flags in
+ * #general > deals, checks what the first run made (`made`), moves the message alone to
+ * "quarantine", and starts the daemon again: resolves it once its last action is posted.
+ */
+async function killedAtSendThenMoved(
+  sandbox: Sandbox,
+  file: string,
+  env: Record<string, string>,
+  made: () => void,
+) {
+  const first = spawnCli(["run", "--config", file], {
+    env: { ...env, BOTHOST_FAILPOINTS: "message-sent" },
+  });
+  await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+  const { id } = sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "deals",
+    content: "what a scam this is",
+  });
+  expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+  made();
+  const owner = createClient({
+    url: sandbox.url,
+    email: "owner@sandbox.example",
+    apiKey: sandbox.control.apiKeyOf("owner@sandbox.example"),
+  });
+  await owner.messages.update(id, { topic: "quarantine", propagate_mode: "change_one" });
+
+  const again = spawnCli(["run", "--config", file], { env });
+  await again.waitForLog((l) => l.msg === "daemon started", 20_000);
+  const flagged = () => sandbox.control.messages().filter((m) => String(m.content).startsWith("flagged "));
+  await sandbox.control.waitFor(() => flagged().length > 0, { timeoutMs: 20_000 });
+  return again;
+}
