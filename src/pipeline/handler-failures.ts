@@ -42,7 +42,7 @@ import {
 } from "./handler-failures-types.ts";
 import { type Incoming, type JobOccurrence, sourceOf } from "./incoming.ts";
 import { LEFT_ENDED_LINE } from "./left-runs.ts";
-import { againAfter, cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
+import { againAfter, cutError, cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
 export { jobRunner } from "./handler-failures-jobs.ts";
@@ -289,7 +289,7 @@ export class HandlerFailures {
       // Kept as a letter, the dialog would have to be ended (its log refuses what a replay of
       // the letter appends), and answers sent meanwhile would reach no dialog.
       cutLog(o.log, this.cutLevel).info(
-        { err: last, attempts },
+        { ...cutError(last), attempts },
         `a dialog's run was cut off by the stop: it runs again ${this.againWhere}`,
       );
       return "resumes";
@@ -306,7 +306,7 @@ export class HandlerFailures {
       // Left unmarked, as a crash leaves it: the next start's catch-up runs it again, once. A
       // letter as well could run it twice, should the stop close the store before its mark.
       cutLog(o.log, this.cutLevel).info(
-        { err: last },
+        cutError(last),
         `a message's run was cut off by the stop: it runs again ${this.againWhere}`,
       );
       return "resumes";
@@ -315,7 +315,7 @@ export class HandlerFailures {
       // Stopped for its lease: its handled mark would be refused, and the instance running the bot
       // now catches the message up. A letter as well would run it twice.
       cutLog(o.log, this.cutLevel).info(
-        { err: last, attempts },
+        { ...cutError(last), attempts },
         "a message's run was cut off by the stop: it runs again at the next start",
       );
       return "resumes";

@@ -296,7 +296,11 @@ describe("a stop's deadline", () => {
     // The stop's writes of marks are refused, as when the store closes under them.
     gate.mode = "fail";
     await running.stop({ deadlineMs: 50 });
-    expect(running.logged("a message's run was cut off by the stop")).toHaveLength(1);
+    const cut = running.logged("a message's run was cut off by the stop");
+    expect(cut).toHaveLength(1);
+    // bothost's own abort, in words: its stack would be bothost's timers, nothing of the bot's code.
+    expect(cut[0]).toMatchObject({ error: expect.stringMatching(/^RouterError: /) });
+    expect(cut[0]).not.toHaveProperty("err");
     gate.open();
     running = await up();
     await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok slow"]);
