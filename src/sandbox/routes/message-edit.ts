@@ -2,6 +2,7 @@
  * PATCH /messages/{id} (content, topic and channel edits with stored edit history),
  * DELETE /messages/{id} and GET /messages/{id}/history (reactions are in reactions.ts).
  */
+import { createHash } from "node:crypto";
 import { rstripped } from "../../wire/stored-content.ts";
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
@@ -34,6 +35,10 @@ import { canAccessContent, streamById, subscriberIds } from "../state/streams.ts
 import { userById } from "../state/users.ts";
 
 const MODES = ["change_one", "change_later", "change_all"] as const;
+/** The feature level that brought `prev_content_sha256` (Zulip 11.0). */
+const PREV_CONTENT_FL = 379;
+
+const sha256Hex = (text: string) => createHash("sha256").update(text).digest("hex");
 
 function editMessage(ctx: AuthedContext) {
   const { core, user, params } = ctx;
@@ -41,13 +46,17 @@ function editMessage(ctx: AuthedContext) {
   const id = Number(ctx.path.message_id);
   // Read in the server's parameter order: the first invalid one is the error.
   const contentRaw = params.str("content");
-  params.str("prev_content_sha256");
+  // Before feature level 379 the server does not know it: reported as ignored.
+  const prevSha = data.realm.feature_level >= PREV_CONTENT_FL ? params.str("prev_content_sha256") : undefined;
   const mode = params.literal("propagate_mode", MODES) ?? "change_one";
   const notifyNew = params.bool("send_notification_to_new_thread") ?? true;
   const notifyOld = params.bool("send_notification_to_old_thread") ?? false;
   const streamId = params.int("stream_id");
   const topicRaw = params.str("topic", { aliases: ["subject"] });
   const msg = accessMessage(data, user, id);
+  // A stale edit (the message changed since the client read it) is refused, whatever it changes.
+  if (prevSha !== undefined && sha256Hex(msg.content) !== prevSha)
+    throw badRequest("'prev_content_sha256' value does not match the expected value.");
   const now = core.clock.seconds();
   const age = now - msg.timestamp;
   if (contentRaw !== undefined) checkContentEdit(data.realm, user, msg, age);
