@@ -42,7 +42,8 @@ import {
 } from "./handler-failures-types.ts";
 import { type Incoming, type JobOccurrence, sourceOf } from "./incoming.ts";
 import { LEFT_ENDED_LINE } from "./left-runs.ts";
-import { againAfter, cutError, cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
+import { RouterError } from "./router-error.ts";
+import { againAfter, cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
 export { jobRunner } from "./handler-failures-jobs.ts";
@@ -342,4 +343,13 @@ function leftEnded(log: Logger, run: FailedRun): "resumes" {
 /** `fn`, in the bot's replay turn when `run` is a replayed letter's (replay-turns.ts). */
 function inTurn(run: FailedRun, signal: AbortSignal, fn: () => Promise<void>): Promise<void> {
   return run.turns ? run.turns.during(signal, fn) : fn();
+}
+
+/**
+ * The error of a run the stop cut, for its info line: bothost's own abort (`ROUTER_ABORTED`, whose
+ * stack is bothost's timers and nothing of the bot's code) in words; a handler's own error whole.
+ */
+function cutError(err: unknown): { error: string } | { err: unknown } | Record<string, never> {
+  if (err === undefined) return {};
+  return err instanceof RouterError ? { error: inWords(err) } : { err };
 }

@@ -30,15 +30,6 @@ export function cutLog(log: Logger, level: "warn" | "debug"): Pick<Logger, "info
   return level === "debug" ? { info: log.debug.bind(log) } : log;
 }
 
-/**
- * The error of a run the stop cut, for its info line: bothost's own abort (`ROUTER_ABORTED`, whose
- * stack is bothost's timers and nothing of the bot's code) in words; a handler's own error whole.
- */
-export function cutError(err: unknown): { error: string } | { err: unknown } | Record<string, never> {
-  if (err === undefined) return {};
-  return err instanceof RouterError ? { error: `${err.name}: ${err.message}` } : { err };
-}
-
 /** A write refused for a lost lease (`STATE_FENCED`): no outage of the store; its lines at debug. */
 export function fenced(outage: { code: StateErrorCode } | undefined): boolean {
   return outage?.code === "STATE_FENCED";
